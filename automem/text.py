@@ -1,0 +1,67 @@
+"""Plain text functions of the write path: normalise, find and redact secrets, validate."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+MIN_CHARS = 5
+MAX_CHARS = 200
+
+_SPACE = re.compile(r"\s+")
+
+# (name, pattern). Ordered from the most specific to the most generic, so a redaction names what it found.
+SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
+    ("private key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)")),
+    ("API key", re.compile(r"\bsk-(?:ant-|proj-|or-v1-)?[A-Za-z0-9_\-]{16,}")),
+    ("API key", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
+    ("API key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}")),
+    ("API key", re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}")),
+    ("API key", re.compile(r"\b[0-9a-f]{32}\.[A-Za-z0-9]{16}\b")),  # Zhipu keys: id.secret
+    ("token", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),  # JWT
+    ("bearer token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{12,}")),
+    ("password", re.compile(
+        r"(?i)(?:password|passwd|passphrase|pwd|密码|口令)\s*(?:is|=|:|：|是|为|為)\s*[\"'“]?[^\s\"'”，。,;；]{3,}")),
+    ("credential", re.compile(
+        r"(?i)\b(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?token|auth[_\- ]?token|token|client[_\- ]?secret)"
+        r"\s*(?:is|=|:|：|是|为)\s*[\"']?[A-Za-z0-9._~+/=\-]{12,}")),
+]
+
+
+def normalise(text: str) -> str:
+    """NFKC (full-width letters, digits and punctuation to half-width), whitespace folded, ends trimmed."""
+    text = unicodedata.normalize("NFKC", text)
+    return _SPACE.sub(" ", text).strip()
+
+
+def find_secret(text: str) -> str | None:
+    """The kind of secret in `text` ("API key", "password", ...), or None."""
+    for name, pattern in SECRET_PATTERNS:
+        if pattern.search(text):
+            return name
+    return None
+
+
+def redact_secrets(text: str) -> str:
+    """Replace every secret with `[REDACTED <kind>]` before text leaves the machine or reaches the store."""
+    for name, pattern in SECRET_PATTERNS:
+        text = pattern.sub(f"[REDACTED {name}]", text)
+    return text
+
+
+def validate(text: object) -> tuple[str | None, str | None]:
+    """(normalised text, None) when `text` may be stored, else (None, reason)."""
+    if not isinstance(text, str):
+        return None, f"not a string ({type(text).__name__})"
+    norm = normalise(text)
+    if len(norm) < MIN_CHARS:
+        return None, f"too short ({len(norm)} < {MIN_CHARS} characters)"
+    if len(norm) > MAX_CHARS:
+        return None, f"too long ({len(norm)} > {MAX_CHARS} characters)"
+    if "[REDACTED" in norm:
+        return None, "contains a redacted secret"
+    kind = find_secret(norm)
+    if kind:
+        return None, f"looks like a secret ({kind})"
+    return norm, None
