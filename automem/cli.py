@@ -1,0 +1,308 @@
+"""The `automem` command line (also `python -m automem`).
+
+Every command takes --hermes-home, --profile and --json. Exit codes: 0 success, 2 bad usage or input (one line on
+stderr), 1 any other failure. Heavy modules (chromadb, the embedding model) are imported inside the commands
+that need them, so `automem --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable, Iterable
+
+from . import __version__
+from .errors import AutomemError, UsageError
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, "Context"], int]] = {}
+
+
+class Context:
+    """What a command needs, opened on first use."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self._location = None
+        self._config = None
+        self._store = None
+
+    @property
+    def location(self):
+        if self._location is None:
+            from .paths import Location
+
+            self._location = Location.resolve(self.args.hermes_home, self.args.profile)
+        return self._location
+
+    @property
+    def config(self):
+        if self._config is None:
+            from .config import load_config
+
+            self._config = load_config(self.location)
+            for warning in self._config.warnings:
+                print(f"automem: warning: {warning}", file=sys.stderr)
+        return self._config
+
+    @property
+    def store(self):
+        if self._store is None:
+            from .store import open_store
+
+            self._store = open_store(self.location, self.config)
+        return self._store
+
+    @property
+    def profile(self) -> str:
+        return self.location.profile
+
+    def emit(self, obj: Any, human: str | None = None) -> None:
+        """One JSON object with --json, else the human line(s)."""
+        if self.args.json:
+            print(json.dumps(obj, ensure_ascii=False))
+        elif human is not None:
+            print(human)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+def command(name: str):
+    def register(fn):
+        COMMANDS[name] = fn
+        return fn
+
+    return register
+
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    g = common.add_argument_group("common options")
+    g.add_argument("--hermes-home", metavar="DIR", default=None,
+                   help="Hermes home (default: $HERMES_HOME, else ~/.hermes); a profile's home selects that profile")
+    g.add_argument("--profile", metavar="NAME", default=None,
+                   help="profile to act as (default: the one the home points at, else `default`)")
+    g.add_argument("--json", action="store_true", help="machine output: one JSON object (per line for streams)")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common()
+    parser = argparse.ArgumentParser(
+        prog="automem", description="Automatic long-term memory for Hermes Agent.", parents=[common])
+    parser.add_argument("--version", action="version", version=f"automem {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name: str, help_: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help_, description=help_, parents=[common])
+
+    p = add("add", "store memories through the write path (duplicate / update / new)")
+    p.add_argument("text", nargs="?", help="the memory text")
+    p.add_argument("--file", metavar="F.jsonl", help='JSONL lines {"text", "wing", "profile"} ("-" for stdin)')
+    p.add_argument("--wing", default="user", choices=("user", "episodic", "instruction"))
+
+    p = add("search", "visible memories by similarity")
+    p.add_argument("query")
+    p.add_argument("-k", type=int, default=5, help="how many (default 5)")
+    p.add_argument("--wing", choices=("user", "episodic", "instruction"))
+
+    p = add("list", "memories, newest first")
+    p.add_argument("--wing", choices=("user", "episodic", "instruction"))
+    p.add_argument("--all", action="store_true", help="also superseded and forgotten ones")
+    p.add_argument("--all-profiles", action="store_true", help="every profile's memories, not just visible ones")
+    p.add_argument("--limit", type=int, default=None)
+
+    p = add("forget", "mark memories forgotten (never recalled again; kept for list --all and export)")
+    p.add_argument("ids", nargs="+", metavar="ID")
+
+    p = add("export", "every memory of every profile as JSONL (ids, text, metadata, status)")
+    p.add_argument("file", nargs="?", help="output file (default: stdout)")
+
+    p = add("import", "store memories from an export, exactly as exported")
+    p.add_argument("file", help='JSONL from `automem export` ("-" for stdin)')
+
+    add("stats", "counts per profile / wing / status, and the extraction spool")
+
+    return parser
+
+
+def _print_decision(ctx: Context, d) -> None:
+    text = d.text if len(d.text) <= 60 else d.text[:57] + "..."
+    extra = f" -> {d.matched_id}" if d.action in ("duplicate", "update") and d.matched_id else ""
+    ctx.emit(d.to_json(), f"{d.action:<9} {d.id or '-':<26} [{d.wing}] {text}{extra}  ({d.reason})")
+
+
+def _read_jsonl(path: str) -> Iterable[tuple[int, dict]]:
+    fh = sys.stdin if path == "-" else None
+    try:
+        fh = fh or open(path, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError as exc:
+                raise UsageError(f"{path}:{n}: not JSON ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise UsageError(f"{path}:{n}: expected a JSON object")
+            yield n, obj
+    finally:
+        if fh is not sys.stdin:
+            fh.close()
+
+
+@command("add")
+def cmd_add(args, ctx: Context) -> int:
+    from .write_path import Candidate, remember
+
+    if (args.text is None) == (args.file is None):
+        raise UsageError("give one TEXT or --file F.jsonl")
+    if args.file:
+        cands = []
+        for n, obj in _read_jsonl(args.file):
+            if not isinstance(obj.get("text"), str):
+                raise UsageError(f"{args.file}:{n}: needs a string field \"text\"")
+            wing = obj.get("wing", args.wing)
+            cands.append(Candidate(text=obj["text"], wing=wing, profile=obj.get("profile") or ctx.profile,
+                                   room="cli", added_by="cli"))
+    else:
+        cands = [Candidate(text=args.text, wing=args.wing, profile=ctx.profile, room="cli", added_by="cli")]
+    decisions = remember(ctx.store, cands)
+    for d in decisions:
+        _print_decision(ctx, d)
+    return 2 if any(d.action == "rejected" for d in decisions) and len(decisions) == 1 else 0
+
+
+def _memory_line(m, distance: float | None = None) -> str:
+    dist = f"{distance:.3f} " if distance is not None else ""
+    status = "" if m.status == "active" else f" ({m.status})"
+    return f"{dist}{m.id}  [{m.wing}/{m.profile}] {m.text}{status}"
+
+
+@command("search")
+def cmd_search(args, ctx: Context) -> int:
+    if args.k < 1:
+        raise UsageError("-k must be at least 1")
+    hits = ctx.store.search(args.query, k=args.k, profile=ctx.profile, wing=args.wing)
+    for m, dist in hits:
+        ctx.emit({**m.to_json(), "distance": round(dist, 4)}, _memory_line(m, dist))
+    if not hits and not args.json:
+        print("no memories found", file=sys.stderr)
+    return 0
+
+
+@command("list")
+def cmd_list(args, ctx: Context) -> int:
+    profile = None if args.all_profiles else ctx.profile
+    items = ctx.store.list(profile=profile, wing=args.wing, include_hidden=args.all, limit=args.limit)
+    for m in items:
+        ctx.emit(m.to_json(), _memory_line(m))
+    return 0
+
+
+@command("forget")
+def cmd_forget(args, ctx: Context) -> int:
+    found = {m.id for m in ctx.store.get(args.ids)}
+    missing = [i for i in args.ids if i not in found]
+    if missing:
+        raise UsageError(f"no memory with id {', '.join(missing)} (see `automem list --all`)")
+    changed = set(ctx.store.forget(args.ids))
+    for i in args.ids:
+        state = "forgotten" if i in changed else "already forgotten"
+        ctx.emit({"id": i, "status": "forgotten", "changed": i in changed}, f"{state:<17} {i}")
+    return 0
+
+
+@command("export")
+def cmd_export(args, ctx: Context) -> int:
+    out = open(args.file, "w", encoding="utf-8") if args.file else sys.stdout
+    n = 0
+    try:
+        for m in sorted(ctx.store.iter_records(), key=lambda m: (m.created_at, m.id)):
+            out.write(json.dumps(m.to_json(), ensure_ascii=False) + "\n")
+            n += 1
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    if args.file:
+        ctx.emit({"exported": n, "file": args.file}, f"exported {n} memories to {args.file}")
+    return 0
+
+
+@command("import")
+def cmd_import(args, ctx: Context) -> int:
+    from .memory import STATUSES, WINGS, Memory
+
+    mems = []
+    seen = set()
+    for n, obj in _read_jsonl(args.file):
+        mid, text = obj.get("id"), obj.get("text")
+        if not isinstance(mid, str) or not mid or not isinstance(text, str):
+            raise UsageError(f"{args.file}:{n}: needs string fields \"id\" and \"text\"")
+        meta = {k: v for k, v in obj.items() if k not in ("id", "text")}
+        if meta.get("wing") not in WINGS or meta.get("status", "active") not in STATUSES:
+            raise UsageError(f"{args.file}:{n}: wing must be one of {WINGS} and status one of {STATUSES}")
+        if any(isinstance(v, (dict, list)) or v is None for v in meta.values()):
+            raise UsageError(f"{args.file}:{n}: metadata values must be strings, numbers or booleans")
+        if mid in seen:
+            raise UsageError(f"{args.file}:{n}: id {mid} appears twice")
+        seen.add(mid)
+        meta.setdefault("room", "import")
+        mems.append(Memory.from_record(mid, text, meta))
+    n = ctx.store.import_memories(mems)
+    ctx.emit({"imported": n}, f"imported {n} memories")
+    return 0
+
+
+@command("stats")
+def cmd_stats(args, ctx: Context) -> int:
+    stats = ctx.store.stats()
+    if args.json:
+        ctx.emit(stats)
+        return 0
+    print(f"store: {stats['backend']}, {stats['total']} memories "
+          f"({', '.join(f'{k} {v}' for k, v in sorted(stats['by_status'].items())) or 'empty'})")
+    for prof, counts in sorted(stats["by_profile"].items()):
+        print(f"  profile {prof}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    print("  active by wing: " + (", ".join(f"{k} {v}" for k, v in sorted(stats["active_by_wing"].items())) or "-"))
+    for key, value in stats.items():
+        if key not in ("total", "by_profile", "active_by_wing", "by_status", "backend"):
+            print(f"{key}: {json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed its one-line usage error
+        return int(exc.code or 0) if exc.code in (0, None) else 2
+    if not args.command:
+        parser.print_help()
+        return 0
+    ctx = Context(args)
+    try:
+        return COMMANDS[args.command](args, ctx)
+    except AutomemError as exc:
+        print(f"automem: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("automem: interrupted", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug: one line, and where to look
+        print(f"automem: error: {exc.__class__.__name__}: {exc} (please report; details: AUTOMEM_DEBUG=1)",
+              file=sys.stderr)
+        import os
+
+        if os.environ.get("AUTOMEM_DEBUG"):
+            raise
+        return 1
+    finally:
+        ctx.close()

@@ -1,0 +1,302 @@
+"""The memory store: one Chroma collection `memories` (cosine space) under the Hermes root, or on a Chroma server.
+
+Two facts shape this module:
+- A long-lived embedded Chroma client does not see other processes' writes in vector search (its HNSW index is
+  cached per path and per process). Every write bumps a generation file under the write lock; before a read or a
+  write decision the store compares generations and reopens its client when another process has written.
+- Writers serialise on one inter-process file lock (`<root>/automem/write.lock`), and the neighbour lookup that
+  decides duplicate / update / new runs under that same lock.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator, Sequence
+
+from .config import Config, load_config
+from .errors import StoreError
+from .memory import METADATA_KEYS, Memory
+from .paths import Location
+from .visibility import visible_where
+
+COLLECTION = "memories"
+LOCK_TIMEOUT_S = 120.0
+_PAGE = 1000
+
+
+class Store:
+    """Memories of every profile under one root. Thread-safe; safe across processes (see module docstring)."""
+
+    def __init__(self, location: Location, config: Config | None = None):
+        self.location = location
+        self.config = config if config is not None else load_config(location)
+        self.backend = "server" if self.config.chroma_url else "embedded"
+        self._client: Any = None
+        self._collection: Any = None
+        self._seen_generation: int | None = None
+        self._thread_lock = threading.RLock()
+        self._file_lock: Any = None
+        self._lock_depth = 0
+        if self.backend == "embedded":
+            location.ensure_dirs()
+
+    # -- opening -----------------------------------------------------------------------------------------------
+    @property
+    def _generation_file(self) -> str:
+        return str(self.location.automem_dir / "generation")
+
+    def generation(self) -> int:
+        """A number that grows with every write from any process on this machine (0 before the first)."""
+        try:
+            with open(self._generation_file, encoding="ascii") as fh:
+                return int(fh.read().strip() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def _bump_generation(self) -> None:
+        # Called under the write lock. Atomic replace: readers without the lock never see a torn number.
+        tmp = f"{self._generation_file}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="ascii") as fh:
+            fh.write(str(self.generation() + 1))
+        os.replace(tmp, self._generation_file)
+        self._seen_generation = self.generation()
+
+    def _make_client(self) -> Any:
+        try:
+            import chromadb
+            from chromadb.config import Settings
+        except ImportError as exc:  # pragma: no cover - a broken install
+            raise StoreError(f"chromadb is not importable ({exc}); reinstall automem") from None
+        settings = Settings(anonymized_telemetry=False, allow_reset=False)
+        if self.backend == "server":
+            from .server import make_http_client
+
+            return make_http_client(self.config, settings)
+        try:
+            return chromadb.PersistentClient(path=str(self.location.chroma_dir), settings=settings)
+        except Exception as exc:  # chromadb raises many types for a damaged folder
+            raise StoreError(f"cannot open the store at {self.location.chroma_dir}: {exc}") from None
+
+    def _open(self) -> None:
+        from .embeddings import make_embedding_function
+
+        ef = make_embedding_function(self.config)
+        client = self._make_client()
+        try:
+            collection = client.get_or_create_collection(
+                COLLECTION, embedding_function=ef, configuration={"hnsw": {"space": "cosine"}})
+        except ValueError as exc:
+            raise StoreError(
+                f"the store's collection `{COLLECTION}` does not fit this config ({exc}); the store was built with "
+                f"another `embedding:` setting: set it back, or `automem export` and import into a new root") from None
+        except Exception as exc:
+            raise StoreError(f"cannot open collection `{COLLECTION}`: {exc}") from None
+        self._client, self._collection = client, collection
+
+    def _close_client(self) -> None:
+        client, self._client, self._collection = self._client, None, None
+        if client is not None:
+            try:
+                client.close()  # stops this path's cached Chroma system, so the next client reads fresh state
+            except Exception:
+                pass
+
+    def refresh(self) -> None:
+        """Make sure the next read sees every write made so far by any process."""
+        with self._thread_lock:
+            if self.backend == "server":
+                if self._collection is None:
+                    self._open()
+                return
+            gen = self.generation()
+            if self._collection is None or gen != self._seen_generation:
+                self._close_client()
+                self._open()
+                self._seen_generation = gen
+
+    @property
+    def collection(self) -> Any:
+        self.refresh()
+        return self._collection
+
+    def close(self) -> None:
+        with self._thread_lock:
+            self._close_client()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- locking -----------------------------------------------------------------------------------------------
+    @contextmanager
+    def lock(self, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+        """The inter-process write lock (re-entrant within this Store). Writes and their decisions run inside it."""
+        from filelock import FileLock, Timeout
+
+        with self._thread_lock:
+            if self._lock_depth == 0:
+                self.location.automem_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+                if self._file_lock is None:
+                    self._file_lock = FileLock(str(self.location.write_lock), mode=0o600)
+                try:
+                    self._file_lock.acquire(timeout=timeout)
+                except Timeout:
+                    raise StoreError(f"another automem process has held {self.location.write_lock} for "
+                                     f"{timeout:.0f} s; if none is running, delete the file") from None
+            self._lock_depth += 1
+            try:
+                self.refresh()
+                yield
+            finally:
+                self._lock_depth -= 1
+                if self._lock_depth == 0:
+                    self._file_lock.release()
+
+    def _wrote(self) -> None:
+        if self.backend == "embedded":
+            self._bump_generation()
+
+    # -- embeddings --------------------------------------------------------------------------------------------
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        from .embeddings import embed
+
+        return embed(list(texts), self.config)
+
+    # -- reads -------------------------------------------------------------------------------------------------
+    def where(self, profile: str | None = None, wing: str | None = None, wings: Iterable[str] | None = None,
+              extra: dict | None = None, include_hidden: bool = False) -> dict:
+        """Visibility filter for `profile` (None: every profile) with this store's shared wings."""
+        return visible_where(profile, self.config.shared_wings, wing=wing, wings=wings, extra=extra,
+                             include_hidden=include_hidden)
+
+    def search(self, text: str | None = None, *, embedding: Sequence[float] | None = None, k: int = 5,
+               profile: str | None = None, wing: str | None = None, wings: Iterable[str] | None = None,
+               where: dict | None = None, include_hidden: bool = False) -> list[tuple[Memory, float]]:
+        """Visible memories nearest to `text` (or `embedding`), nearest first, as (memory, cosine distance)."""
+        if embedding is None:
+            if not text:
+                return []
+            embedding = self.embed([text])[0]
+        flt = self.where(profile, wing=wing, wings=wings, extra=where, include_hidden=include_hidden)
+        with self._thread_lock:
+            col = self.collection
+            try:
+                res = col.query(query_embeddings=[list(embedding)], n_results=max(1, k), where=flt or None,
+                                include=["documents", "metadatas", "distances"])
+            except Exception as exc:
+                raise StoreError(f"search failed: {exc}") from None
+        ids = (res.get("ids") or [[]])[0]
+        docs = (res.get("documents") or [[]])[0]
+        metas = (res.get("metadatas") or [[]])[0]
+        dists = (res.get("distances") or [[]])[0]
+        return [(Memory.from_record(i, d, m), float(dist)) for i, d, m, dist in zip(ids, docs, metas, dists)]
+
+    def get(self, ids: Sequence[str]) -> list[Memory]:
+        """Memories by id, whatever their status, in the order asked (missing ids are left out)."""
+        if not ids:
+            return []
+        with self._thread_lock:
+            res = self.collection.get(ids=list(ids), include=["documents", "metadatas"])
+        found = {i: Memory.from_record(i, d, m) for i, d, m in zip(res["ids"], res["documents"], res["metadatas"])}
+        return [found[i] for i in ids if i in found]
+
+    def iter_records(self, where: dict | None = None, page: int = _PAGE) -> Iterator[Memory]:
+        """Every stored memory matching `where` (all statuses, all profiles unless filtered), in pages."""
+        offset = 0
+        while True:
+            with self._thread_lock:
+                res = self.collection.get(where=where or None, limit=page, offset=offset,
+                                          include=["documents", "metadatas"])
+            if not res["ids"]:
+                return
+            for i, d, m in zip(res["ids"], res["documents"], res["metadatas"]):
+                yield Memory.from_record(i, d, m)
+            if len(res["ids"]) < page:
+                return
+            offset += page
+
+    def list(self, profile: str | None = None, wing: str | None = None, wings: Iterable[str] | None = None,
+             include_hidden: bool = False, limit: int | None = None, where: dict | None = None) -> list[Memory]:
+        """Visible memories (with include_hidden: superseded and forgotten too), newest first."""
+        flt = self.where(profile, wing=wing, wings=wings, extra=where, include_hidden=include_hidden)
+        items = list(self.iter_records(flt))
+        items.sort(key=lambda m: (m.updated_at or m.created_at, m.created_at, m.id), reverse=True)
+        return items[:limit] if limit is not None else items
+
+    def count(self) -> int:
+        return int(self.collection.count())
+
+    # -- writes (callers hold `lock()`; the write path is the only caller for new memories) -----------------
+    def add(self, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]]) -> None:
+        if not memories:
+            return
+        with self.lock():
+            try:
+                self._collection.upsert(ids=[m.id for m in memories], documents=[m.text for m in memories],
+                                        metadatas=[m.metadata() for m in memories],
+                                        embeddings=[list(e) for e in embeddings])
+            except Exception as exc:
+                raise StoreError(f"write failed: {exc}") from None
+            self._wrote()
+
+    def update_metadata(self, memories: Sequence[Memory]) -> None:
+        """Write back changed metadata (status, superseded_by, updated_at) of existing memories."""
+        if not memories:
+            return
+        with self.lock():
+            try:
+                self._collection.update(ids=[m.id for m in memories], metadatas=[m.metadata() for m in memories])
+            except Exception as exc:
+                raise StoreError(f"write failed: {exc}") from None
+            self._wrote()
+
+    def forget(self, ids: Sequence[str], now: int | None = None) -> list[str]:
+        """Mark memories forgotten (kept for `list --all` and export). Returns the ids that changed."""
+        now = int(now if now is not None else time.time())
+        with self.lock():
+            changed = []
+            for mem in self.get(ids):
+                if mem.status != "forgotten":
+                    mem.status, mem.updated_at = "forgotten", now
+                    changed.append(mem)
+            self.update_metadata(changed)
+        return [m.id for m in changed]
+
+    def import_memories(self, memories: Sequence[Memory], batch: int = 256) -> int:
+        """Store memories exactly as given (ids, text, every metadata field), re-embedding their text."""
+        total = 0
+        for start in range(0, len(memories), batch):
+            chunk = list(memories[start:start + batch])
+            self.add(chunk, self.embed([m.text for m in chunk]))
+            total += len(chunk)
+        return total
+
+    # -- figures -----------------------------------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        per_profile: dict[str, dict[str, int]] = {}
+        per_wing: dict[str, int] = {}
+        per_status: dict[str, int] = {}
+        total = 0
+        for mem in self.iter_records():
+            total += 1
+            prof = per_profile.setdefault(mem.profile, {})
+            prof[mem.status] = prof.get(mem.status, 0) + 1
+            if mem.status == "active":
+                per_wing[mem.wing] = per_wing.get(mem.wing, 0) + 1
+            per_status[mem.status] = per_status.get(mem.status, 0) + 1
+        return {"total": total, "by_profile": per_profile, "active_by_wing": per_wing, "by_status": per_status,
+                "backend": self.backend}
+
+
+def open_store(location: Location | None = None, config: Config | None = None) -> Store:
+    """The store of `location` (default: resolved from $HERMES_HOME). Opening Chroma happens on first use."""
+    location = location or Location.resolve()
+    return Store(location, config)
+
+
+__all__ = ["Store", "open_store", "COLLECTION", "METADATA_KEYS"]

@@ -1,0 +1,58 @@
+"""Who may see what: a profile reads its own memories plus other profiles' memories in the shared wings.
+
+Plain functions that build Chroma `where` filters; forgotten and superseded memories are never visible.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+
+def _and(clauses: list[dict]) -> dict:
+    clauses = [c for c in clauses if c]
+    if not clauses:
+        return {}
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def _or(clauses: list[dict]) -> dict:
+    return clauses[0] if len(clauses) == 1 else {"$or": clauses}
+
+
+def visible_where(profile: str | None, shared_wings: Iterable[str], wing: str | None = None,
+                  wings: Iterable[str] | None = None, extra: dict | None = None,
+                  include_hidden: bool = False) -> dict[str, Any]:
+    """The `where` filter of what `profile` may recall, optionally narrowed to one wing or a set of wings.
+
+    profile=None means every profile (the CLI's `--all-profiles` views and kanban recall across profiles).
+    """
+    shared = sorted(set(shared_wings))
+    clauses: list[dict] = []
+    if not include_hidden:
+        clauses.append({"status": "active"})
+    if wing is not None:
+        wings = [wing]
+    wanted = sorted(set(wings)) if wings is not None else None
+    if wanted is not None:
+        clauses.append({"wing": wanted[0]} if len(wanted) == 1 else {"wing": {"$in": wanted}})
+    if profile is not None:
+        readable_shared = [w for w in shared if wanted is None or w in wanted]
+        own = {"profile": profile}
+        if not readable_shared:
+            clauses.append(own)
+        elif wanted is not None and set(wanted) <= set(readable_shared):
+            pass  # every wanted wing is shared: all profiles' memories there are visible
+        else:
+            shared_clause = ({"wing": readable_shared[0]} if len(readable_shared) == 1
+                             else {"wing": {"$in": readable_shared}})
+            clauses.append(_or([own, shared_clause]))
+    if extra:
+        clauses.append(extra)
+    return _and(clauses)
+
+
+def is_visible(meta: dict, profile: str | None, shared_wings: Iterable[str]) -> bool:
+    """The same rule as `visible_where`, for one record's metadata."""
+    if meta.get("status", "active") != "active":
+        return False
+    return profile is None or meta.get("profile") == profile or meta.get("wing") in set(shared_wings)

@@ -1,0 +1,168 @@
+"""The write path. Every memory, whatever its source, enters the store here.
+
+candidate -> normalise -> validate (5..200 chars, no secret) -> nearest visible neighbours in the same wing
+-> decide (duplicate / update / new, see `automem.dedup`) -> write. One job's candidates are decided and written
+under one inter-process lock, so two processes cannot both decide "new" for the same fact.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+from .dedup import Neighbour, Thresholds, Verdict, decide
+from .log import log_event
+from .memory import WINGS, Memory, memory_id
+from .text import validate
+
+# A judge settles borderline pairs in one batched call: (candidate, existing) -> "duplicate" | "update" | "new".
+Judge = Callable[[list[tuple[str, str]]], list[str]]
+
+# Sources whose writes do not bring back a memory the user forgot (an old transcript may say it again).
+AUTOMATIC_ROOMS = frozenset({"auto-extract", "kanban", "builtin-mirror"})
+
+
+@dataclass
+class Candidate:
+    text: str
+    wing: str = "user"
+    profile: str = "default"
+    room: str = "cli"
+    added_by: str = ""
+    session_id: str = ""
+    task_id: str = ""
+    job: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Decision:
+    action: str  # new | duplicate | update | rejected
+    id: str | None
+    matched_id: str | None
+    reason: str
+    text: str
+    wing: str
+    profile: str
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["decision"] = out.pop("action")
+        return out
+
+
+@dataclass
+class _Planned:
+    candidate: Candidate
+    text: str
+    id: str
+    vector: list[float]
+    verdict: Verdict
+    existing: Memory | None
+
+
+def _dot(a: Sequence[float], b: Sequence[float]) -> float:
+    return float(sum(x * y for x, y in zip(a, b)))
+
+
+def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
+             now: int | None = None) -> list[Decision]:
+    """Decide and store `candidates`; one Decision per candidate, in order. Logged to automem.log."""
+    now = int(now if now is not None else time.time())
+    decisions: list[Decision | None] = [None] * len(candidates)
+    valid: list[tuple[int, Candidate, str]] = []
+    for i, cand in enumerate(candidates):
+        norm, reason = validate(cand.text)
+        if norm is None or cand.wing not in WINGS:
+            reason = reason or f"unknown wing {cand.wing!r} (wings: {', '.join(WINGS)})"
+            decisions[i] = Decision("rejected", None, None, reason, str(cand.text)[:200], cand.wing, cand.profile)
+        else:
+            valid.append((i, cand, norm))
+
+    if valid:
+        vectors = store.embed([norm for _, _, norm in valid])  # outside the lock: the slow part
+        thresholds = Thresholds.from_config(store.config)
+        with store.lock():
+            planned = _plan(store, valid, vectors, thresholds, judge)
+            for (i, _, _), plan in zip(valid, planned):
+                decisions[i] = _apply(store, plan, now)
+
+    out = [d for d in decisions if d is not None]
+    if out:
+        log_event(store.location, "write", decisions=[d.to_json() for d in out])
+    return out
+
+
+def _plan(store, valid, vectors, thresholds: Thresholds, judge: Judge | None) -> list[_Planned]:
+    """Decide every candidate against the store and against the earlier candidates of the same batch."""
+    k = store.config.dedup_neighbours
+    plans: list[_Planned] = []
+    for (_, cand, norm), vec in zip(valid, vectors):
+        mid = memory_id(cand.profile, cand.wing, norm)
+        existing = (store.get([mid]) or [None])[0]
+        neighbours = [Neighbour(m.id, m.text, dist)
+                      for m, dist in store.search(embedding=vec, k=k, profile=cand.profile, wing=cand.wing)
+                      if m.id != mid]
+        # Earlier candidates of this batch are not stored yet: compare with them directly.
+        for prev in plans:
+            if prev.candidate.wing == cand.wing and prev.verdict.action != "duplicate" and prev.id != mid:
+                neighbours.append(Neighbour(prev.id, prev.text, 1.0 - _dot(vec, prev.vector)))
+        neighbours.sort(key=lambda n: n.distance)
+        if existing is not None and existing.status == "active":
+            verdict = Verdict("duplicate", mid, "the same text is already stored", False)
+        else:
+            verdict = decide(norm, neighbours, thresholds)
+        plans.append(_Planned(cand, norm, mid, list(vec), verdict, existing))
+    if judge is not None:
+        _settle_borderline(store, plans, judge)
+    return plans
+
+
+def _settle_borderline(store, plans: list[_Planned], judge: Judge) -> None:
+    """One batched judge call for the pairs the cheap checks were not sure of; a failed judge changes nothing."""
+    unsure = [p for p in plans if p.verdict.borderline and p.verdict.matched_id]
+    if not unsure:
+        return
+    texts = {p.id: p.text for p in plans}
+    stored = [p.verdict.matched_id for p in unsure if p.verdict.matched_id not in texts]
+    texts.update({m.id: m.text for m in store.get(stored)})
+    pairs = [(p.text, texts.get(p.verdict.matched_id, "")) for p in unsure]
+    try:
+        answers = judge(pairs)
+    except Exception as exc:  # the judge is an optimisation: the cheap checks' answers stand
+        log_event(store.location, "judge_failed", error=f"{exc.__class__.__name__}: {exc}")
+        return
+    for plan, answer in zip(unsure, answers or []):
+        if answer in ("duplicate", "update", "new"):
+            plan.verdict = Verdict(answer, plan.verdict.matched_id, f"judge: {answer} ({plan.verdict.reason})", False)
+
+
+def _apply(store, plan: _Planned, now: int) -> Decision:
+    cand, verdict = plan.candidate, plan.verdict
+
+    def decision(action: str, id_: str | None, reason: str) -> Decision:
+        return Decision(action, id_, verdict.matched_id, reason, plan.text, cand.wing, cand.profile)
+
+    if plan.existing is not None and plan.existing.status == "forgotten" and cand.room in AUTOMATIC_ROOMS:
+        return decision("rejected", None, "the user forgot this memory earlier; only an explicit add restores it")
+    if verdict.action == "duplicate":
+        matched = store.get([verdict.matched_id]) if verdict.matched_id else []
+        if matched and matched[0].status == "active":
+            matched[0].updated_at = now
+            store.update_metadata(matched)
+        return Decision("duplicate", verdict.matched_id, verdict.matched_id, verdict.reason, plan.text, cand.wing,
+                        cand.profile)
+
+    mem = Memory(id=plan.id, text=plan.text, wing=cand.wing, profile=cand.profile, room=cand.room,
+                 added_by=cand.added_by or cand.room, session_id=cand.session_id, task_id=cand.task_id,
+                 created_at=plan.existing.created_at if plan.existing else now, updated_at=now,
+                 status="active", superseded_by="", job=cand.job, extra=dict(cand.extra))
+    store.add([mem], [plan.vector])
+    if verdict.action == "update" and verdict.matched_id:
+        old = store.get([verdict.matched_id])
+        if old and old[0].status == "active":
+            old[0].status, old[0].superseded_by, old[0].updated_at = "superseded", mem.id, now
+            store.update_metadata(old)
+        return decision("update", mem.id, verdict.reason)
+    return decision("new", mem.id, verdict.reason)
