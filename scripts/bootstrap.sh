@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Create (or refresh) the project's virtualenv in .venv and install automem into it.
+#   scripts/bootstrap.sh          automem and its core dependencies
+#   scripts/bootstrap.sh --test   plus pytest and hermes-agent==0.19.0 (the end-to-end tests drive the real CLI)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=".venv/.automem-installed$([ "${1:-}" = --test ] && echo -test)"
+# Reinstall only when the declared dependencies changed (a clean clone always installs).
+want="$(sha256sum pyproject.toml | cut -c1-16)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  .venv/bin/python -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
+  # pip's notes about local mirror folders it skips are noise here; real errors still reach stderr.
+  if [ "${1:-}" = --test ]; then
+    .venv/bin/python -m pip install --quiet -e '.[test]' 'hermes-agent==0.19.0' 2> >(grep -v "is ignored: it is neither" >&2)
+  else
+    .venv/bin/python -m pip install --quiet -e . 2> >(grep -v "is ignored: it is neither" >&2)
+  fi
+  echo "$want" > "$stamp"
+fi
