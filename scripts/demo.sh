@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The main job on the embedded defaults, start to finish, in .demo/ (never ~/.hermes):
+# a sample conversation is extracted (offline `rules` extractor; GLM-4-Flash when $GLM_API_KEY is set), the same
+# conversation again adds nothing, a changed fact supersedes the old one, and a recall question is answered.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh
+export HERMES_HOME="$PWD/.demo/hermes"
+rm -rf .demo && mkdir -p "$HERMES_HOME"
+automem() { .venv/bin/automem "$@"; }
+step() { printf '\n\033[1m$ automem %s\033[0m\n' "$*"; automem "$@"; }
+
+echo "Hermes root: $HERMES_HOME   extractor: $([ -n "${GLM_API_KEY:-}" ] && echo 'GLM-4-Flash' || echo 'offline rules')"
+step extract tests/data/sample_conversation.json
+echo "# the same conversation again: nothing new"
+step extract tests/data/sample_conversation.json
+echo "# a restatement is a duplicate; a changed value supersedes the old fact"
+step add "用户习惯使用 vim 编辑器" --wing user
+step add "项目改用Python 3.12" --wing instruction
+echo "# recall, in another language than the memory"
+step search "你知道我用什么编辑器吗？" -k 1
+step search "Which Python version does the project use?" -k 1
+step list --all
+step stats
