@@ -109,7 +109,8 @@ def _plan(store, valid, vectors, thresholds: Thresholds, judge: Judge | None) ->
             if prev.candidate.wing == cand.wing and prev.verdict.action != "duplicate" and prev.id != mid:
                 neighbours.append(Neighbour(prev.id, prev.text, 1.0 - _dot(vec, prev.vector)))
         neighbours.sort(key=lambda n: n.distance)
-        if existing is not None and existing.status == "active":
+        if (existing is not None and existing.status == "active") or any(
+                p.id == mid and p.verdict.action != "duplicate" for p in plans):
             verdict = Verdict("duplicate", mid, "the same text is already stored", False)
         else:
             verdict = decide(norm, neighbours, thresholds)
