@@ -52,3 +52,12 @@ def store(location, config):
     s = Store(location, config)
     yield s
     s.close()
+
+
+@pytest.fixture
+def fake_llm():
+    """A scripted OpenAI-compatible server on 127.0.0.1 (tests/support/fake_llm.py); `.url` is its base URL."""
+    from tests.support.fake_llm import FakeLLM
+
+    with FakeLLM([]) as llm:
+        yield llm

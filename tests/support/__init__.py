@@ -1,0 +1,1 @@
+"""Test support: the scripted fake LLM server and helpers shared by the test modules."""
