@@ -40,6 +40,7 @@ class Store:
         self._thread_lock = threading.RLock()
         self._file_lock: Any = None
         self._lock_depth = 0
+        self._wrote_since_open = False  # close() then refreshes the recall snapshot (automem.recall)
         if self.backend == "embedded":
             location.ensure_dirs()
 
@@ -124,6 +125,16 @@ class Store:
 
     def close(self) -> None:
         with self._thread_lock:
+            if self._wrote_since_open and self._collection is not None:
+                self._wrote_since_open = False
+                try:  # keeps Hermes' start path off Chroma: recall reads this snapshot instead
+                    from .recall import refresh_cache
+
+                    refresh_cache(self)
+                except Exception as exc:  # a stale snapshot is rebuilt by its next reader
+                    from .log import log_event
+
+                    log_event(self.location, "recall_cache_failed", error=f"{exc.__class__.__name__}: {exc}")
             self._close_client()
 
     def __enter__(self) -> "Store":
@@ -158,6 +169,7 @@ class Store:
                     self._file_lock.release()
 
     def _wrote(self) -> None:
+        self._wrote_since_open = True
         if self.backend == "embedded":
             self._bump_generation()
 

@@ -85,8 +85,8 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
         thresholds = Thresholds.from_config(store.config)
         with store.lock():
             planned = _plan(store, valid, vectors, thresholds, judge)
-            for (i, _, _), plan in zip(valid, planned):
-                decisions[i] = _apply(store, plan, now)
+            for (i, _, _), decision in zip(valid, _apply_all(store, planned, now)):
+                decisions[i] = decision
 
     out = [d for d in decisions if d is not None]
     if out:
@@ -101,9 +101,10 @@ def _plan(store, valid, vectors, thresholds: Thresholds, judge: Judge | None) ->
     for (_, cand, norm), vec in zip(valid, vectors):
         mid = memory_id(cand.profile, cand.wing, norm)
         existing = (store.get([mid]) or [None])[0]
+        superseded_here = {p.verdict.matched_id for p in plans if p.verdict.action == "update"}
         neighbours = [Neighbour(m.id, m.text, dist)
                       for m, dist in store.search(embedding=vec, k=k, profile=cand.profile, wing=cand.wing)
-                      if m.id != mid]
+                      if m.id != mid and m.id not in superseded_here]
         # Earlier candidates of this batch are not stored yet: compare with them directly.
         for prev in plans:
             if prev.candidate.wing == cand.wing and prev.verdict.action != "duplicate" and prev.id != mid:
@@ -139,31 +140,63 @@ def _settle_borderline(store, plans: list[_Planned], judge: Judge) -> None:
             plan.verdict = Verdict(answer, plan.verdict.matched_id, f"judge: {answer} ({plan.verdict.reason})", False)
 
 
-def _apply(store, plan: _Planned, now: int) -> Decision:
-    cand, verdict = plan.candidate, plan.verdict
+def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
+    """Turn verdicts into writes: one upsert for the new memories and one update for the changed ones.
 
-    def decision(action: str, id_: str | None, reason: str) -> Decision:
-        return Decision(action, id_, verdict.matched_id, reason, plan.text, cand.wing, cand.profile)
+    Chroma commits each call to disk (~12 ms), so a job's writes are gathered and sent together.
+    """
+    adds: dict[str, tuple[Memory, list[float]]] = {}
+    changed: dict[str, Memory] = {}  # stored memories read this batch, by id
+    dirty: set[str] = set()  # ...and the ones whose metadata must be written back
 
-    if plan.existing is not None and plan.existing.status == "forgotten" and cand.room in AUTOMATIC_ROOMS:
-        return decision("rejected", None, "the user forgot this memory earlier; only an explicit add restores it")
-    if verdict.action == "duplicate":
-        matched = store.get([verdict.matched_id]) if verdict.matched_id else []
-        if matched and matched[0].status == "active":
-            matched[0].updated_at = now
-            store.update_metadata(matched)
-        return Decision("duplicate", verdict.matched_id, verdict.matched_id, verdict.reason, plan.text, cand.wing,
-                        cand.profile)
+    def current(mid: str | None) -> Memory | None:
+        if not mid:
+            return None
+        if mid in adds:
+            return adds[mid][0]
+        if mid not in changed:
+            found = store.get([mid])
+            if not found:
+                return None
+            changed[mid] = found[0]
+        return changed[mid]
 
-    mem = Memory(id=plan.id, text=plan.text, wing=cand.wing, profile=cand.profile, room=cand.room,
-                 added_by=cand.added_by or cand.room, session_id=cand.session_id, task_id=cand.task_id,
-                 created_at=plan.existing.created_at if plan.existing else now, updated_at=now,
-                 status="active", superseded_by="", job=cand.job, extra=dict(cand.extra))
-    store.add([mem], [plan.vector])
-    if verdict.action == "update" and verdict.matched_id:
-        old = store.get([verdict.matched_id])
-        if old and old[0].status == "active":
-            old[0].status, old[0].superseded_by, old[0].updated_at = "superseded", mem.id, now
-            store.update_metadata(old)
-        return decision("update", mem.id, verdict.reason)
-    return decision("new", mem.id, verdict.reason)
+    out = []
+    for plan in plans:
+        cand, verdict = plan.candidate, plan.verdict
+
+        def decision(action: str, id_: str | None, reason: str) -> Decision:
+            return Decision(action, id_, verdict.matched_id, reason, plan.text, cand.wing, cand.profile)
+
+        if plan.existing is not None and plan.existing.status == "forgotten" and cand.room in AUTOMATIC_ROOMS:
+            out.append(decision("rejected", None, "the user forgot this memory earlier; only an explicit add restores it"))
+            continue
+        if verdict.action == "duplicate":
+            matched = current(verdict.matched_id)
+            if matched is not None and matched.status == "active" and matched.id not in adds:
+                matched.updated_at = now  # restated: the fact is still current
+                dirty.add(matched.id)
+            out.append(decision("duplicate", verdict.matched_id, verdict.reason))
+            continue
+        mem = Memory(id=plan.id, text=plan.text, wing=cand.wing, profile=cand.profile, room=cand.room,
+                     added_by=cand.added_by or cand.room, session_id=cand.session_id, task_id=cand.task_id,
+                     created_at=plan.existing.created_at if plan.existing else now, updated_at=now,
+                     status="active", superseded_by="", job=cand.job, extra=dict(cand.extra))
+        changed.pop(mem.id, None)
+        dirty.discard(mem.id)
+        adds[mem.id] = (mem, plan.vector)
+        if verdict.action == "update":
+            old = current(verdict.matched_id)
+            if old is not None and old.status == "active":
+                old.status, old.superseded_by, old.updated_at = "superseded", mem.id, now
+                if old.id not in adds:
+                    dirty.add(old.id)
+            out.append(decision("update", mem.id, verdict.reason))
+        else:
+            out.append(decision("new", mem.id, verdict.reason))
+
+    if adds:
+        store.add([m for m, _ in adds.values()], [v for _, v in adds.values()])
+    if dirty:
+        store.update_metadata([changed[i] for i in dirty])
+    return out
