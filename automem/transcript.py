@@ -1,0 +1,196 @@
+"""Transcript preparation: what of a session goes to the extractor (the seed's rules, made safe).
+
+- user and assistant messages only; content may be a string or a list of parts;
+- automem's own recalled context is dropped (blocks starting with `RECALL_MARKER`, which the recall code prints),
+  and so is Hermes' `<memory-context>` fence with its "[System note: ...]" line: recalled memories must never be
+  extracted again;
+- secrets are redacted before anything is cut, so a key cut in half cannot slip past the patterns;
+- each message is cut to 500 characters, the whole to its last 4000, and fewer than 2 messages are not extracted.
+
+Plain functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from .text import redact_secrets
+
+# Every block automem injects into a conversation starts with this line (recall.py prints it). A block runs to
+# RECALL_END when present, else to the end of the message (injected context is appended after the user's text).
+RECALL_MARKER = "[automem:recall]"
+RECALL_END = "[/automem:recall]"
+
+ROLES = ("user", "assistant")
+PREFIX = {"user": "用户", "assistant": "助手"}  # the seed's line prefixes
+SEPARATOR = "："
+
+# Text longer than this is cut before secrets are redacted (bounds the regex work on a pasted megabyte); the
+# private-key pattern also matches an unterminated block, so a cut inside a key still redacts all of it.
+_PRE_CUT = 8000
+
+_MEMORY_CONTEXT = re.compile(r"<\s*memory-context\s*>[\s\S]*?(?:</\s*memory-context\s*>|$)", re.IGNORECASE)
+_FENCE_TAG = re.compile(r"</?\s*memory-context\s*>", re.IGNORECASE)
+_SYSTEM_NOTE = re.compile(r"\[System note:[^\]]*\]\s*", re.IGNORECASE)
+_RECALL_BLOCK = re.compile(re.escape(RECALL_MARKER) + r"[\s\S]*?(?:" + re.escape(RECALL_END) + r"|$)")
+_BLANKS = re.compile(r"\n{3,}")
+# Messages Hermes writes itself in the user/assistant roles (context-compaction summaries): system text, not the
+# user's words, and already extracted when the compression ended that part of the session.
+SYSTEM_MESSAGE_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]", "[END OF PRIOR CONTEXT")
+
+
+def recall_block(body: str) -> str:
+    """`body` wrapped as a block the extraction pipeline will drop (for anything automem injects)."""
+    return f"{RECALL_MARKER}\n{body.strip()}\n{RECALL_END}"
+
+
+def content_text(content: Any) -> str:
+    """The text of a message content: a string, or a list of parts (`{"type": "text", "text": ...}`, strings)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        return content_text(content.get("text") if "text" in content else content.get("content"))
+    if isinstance(content, (list, tuple)):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and part.get("type", "text") in ("text", "input_text", "output_text"):
+                text = part.get("text")
+                if isinstance(text, str):
+                    parts.append(text)
+        return "\n".join(p for p in parts if p)
+    return ""
+
+
+def strip_injected(text: str) -> str:
+    """Remove recalled context (automem's blocks, Hermes' memory-context fence and its system note)."""
+    text = _RECALL_BLOCK.sub("", text)
+    text = _MEMORY_CONTEXT.sub("", text)
+    text = _SYSTEM_NOTE.sub("", text)
+    text = _FENCE_TAG.sub("", text)
+    return _BLANKS.sub("\n\n", text).strip()
+
+
+@dataclass
+class Transcript:
+    """The prepared conversation: (role, text) pairs, already redacted and cut."""
+
+    messages: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """What the LLM reads: `用户：…` / `助手：…` lines, as in the seed."""
+        return "\n".join(f"{PREFIX[role]}{SEPARATOR}{text}" for role, text in self.messages)
+
+    def user_texts(self) -> list[str]:
+        return [text for role, text in self.messages if role == "user"]
+
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(self.messages, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+    def to_json(self) -> list[list[str]]:
+        return [[role, text] for role, text in self.messages]
+
+    @classmethod
+    def from_json(cls, data: Iterable[Sequence[str]]) -> "Transcript":
+        return cls([(str(role), str(text)) for role, text in data if role in ROLES])
+
+
+def clean_message(content: Any, message_chars: int = 500) -> str:
+    """One message's text, injected context removed, secrets redacted, cut to `message_chars`."""
+    text = content_text(content)
+    if not text:
+        return ""
+    text = strip_injected(text[:_PRE_CUT] if len(text) > _PRE_CUT else text)
+    if text.startswith(SYSTEM_MESSAGE_PREFIXES):
+        return ""
+    text = redact_secrets(text).strip()
+    return text[:message_chars].rstrip()
+
+
+def prepare(messages: Iterable[Any], message_chars: int = 500, max_chars: int = 4000,
+            min_messages: int = 2) -> Transcript | None:
+    """The seed's transcript rules plus automem's: None when there is too little to extract from."""
+    kept: list[tuple[str, str]] = []
+    for msg in messages or []:
+        if not isinstance(msg, dict):
+            continue
+        role = msg.get("role")
+        if role not in ROLES:
+            continue
+        text = clean_message(msg.get("content"), message_chars)
+        if text:
+            kept.append((role, text))
+    if len(kept) < min_messages:
+        return None
+    return Transcript(_keep_last_chars(kept, max_chars))
+
+
+def prepare_with(messages: Iterable[Any], config: Any) -> Transcript | None:
+    """`prepare` with the limits of a Config."""
+    return prepare(messages, config.transcript_message_chars, config.transcript_max_chars,
+                   config.transcript_min_messages)
+
+
+def _keep_last_chars(kept: list[tuple[str, str]], max_chars: int) -> list[tuple[str, str]]:
+    """The newest messages whose lines fit in `max_chars` (the seed keeps the last 4000 characters: the most recent
+    content is the most valuable); the oldest kept message is cut at its front, its prefix kept."""
+    out: list[tuple[str, str]] = []
+    used = 0
+    for role, text in reversed(kept):
+        line = len(PREFIX[role]) + len(SEPARATOR) + len(text) + (1 if out else 0)
+        if used + line <= max_chars:
+            out.append((role, text))
+            used += line
+            continue
+        room = max_chars - used - len(PREFIX[role]) - len(SEPARATOR) - (1 if out else 0)
+        if room > 0:
+            out.append((role, text[-room:].lstrip()))
+        break
+    out.reverse()
+    return [(r, t) for r, t in out if t]
+
+
+def read_transcript_file(text: str) -> list[dict]:
+    """Messages from a transcript file: a JSON list of {"role", "content"}, {"messages": [...]}, or JSONL.
+
+    Raises ValueError with a one-line reason when the text is none of these.
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise ValueError("the transcript is empty")
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        data = None
+        messages = []
+        for n, line in enumerate(stripped.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError as exc:
+                raise ValueError(f"line {n}: not JSON ({exc.msg}); expected a JSON list or JSONL of "
+                                 f"{{\"role\", \"content\"}}") from None
+            if not isinstance(obj, dict):
+                raise ValueError(f"line {n}: expected a JSON object with \"role\" and \"content\"")
+            messages.append(obj)
+    else:
+        if isinstance(data, dict) and isinstance(data.get("messages"), list):
+            data = data["messages"]
+        if isinstance(data, dict) and "role" in data:
+            data = [data]
+        if not isinstance(data, list):
+            raise ValueError("expected a JSON list of {\"role\", \"content\"} messages")
+        messages = data
+    for i, msg in enumerate(messages, 1):
+        if not isinstance(msg, dict) or "role" not in msg:
+            raise ValueError(f"message {i}: expected an object with \"role\" and \"content\"")
+    return messages
