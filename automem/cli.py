@@ -125,6 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add("stats", "counts per profile / wing / status, and the extraction spool")
 
+    p = add("recall", "what a kanban worker of this profile would be shown (past tasks and lessons)")
+    p.add_argument("--task", required=True, metavar="TEXT",
+                   help="a task id on the board (t_...), or the card's text: first line the title, the rest the body")
+    p.add_argument("--board", metavar="SLUG", help="board of a task id (default: the active board)")
+
+    p = add("kanban-sync", "backfill task memories from the board DB for runs that ended without the hook")
+    p.add_argument("--board", metavar="SLUG", help="only this board (default: every board with a DB)")
+
     return parser
 
 
@@ -273,6 +281,35 @@ def cmd_stats(args, ctx: Context) -> int:
     for key, value in stats.items():
         if key not in ("total", "by_profile", "active_by_wing", "by_status", "backend"):
             print(f"{key}: {json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value}")
+    return 0
+
+
+@command("recall")
+def cmd_recall(args, ctx: Context) -> int:
+    from .kanban import recall_for_card
+
+    block = recall_for_card(ctx.location, ctx.config, args.task, board=args.board, store=ctx.store)
+    if args.json:
+        ctx.emit({"profile": ctx.profile, "task": args.task, "block": block})
+    elif block:
+        print(block)
+    else:
+        print("nothing relevant to show", file=sys.stderr)
+    return 0
+
+
+@command("kanban-sync")
+def cmd_kanban_sync(args, ctx: Context) -> int:
+    from .kanban import kanban_sync, list_boards
+
+    boards = [args.board] if args.board else [slug for slug, _ in list_boards(ctx.location)]
+    if not boards:
+        raise UsageError(f"no kanban board under {ctx.location.root}; create one with `hermes kanban init`")
+    for board in boards:
+        res = kanban_sync(ctx.location, ctx.config, board)  # opens the store only when a board has runs to record
+        ctx.emit(res.to_json(), f"board {res.board}: {res.recorded} new task memories, {res.already} already stored"
+                                f"{f', {res.rejected} rejected (see automem.log)' if res.rejected else ''}"
+                                f" ({res.scanned} ended runs checked)")
     return 0
 
 

@@ -21,6 +21,10 @@ Judge = Callable[[list[tuple[str, str]]], list[str]]
 
 # Sources whose writes do not bring back a memory the user forgot (an old transcript may say it again).
 AUTOMATIC_ROOMS = frozenset({"auto-extract", "kanban", "builtin-mirror"})
+# Records of events (one kanban task run each) are identified by the event, not by their wording: one is a duplicate
+# only of the same event, never of a similar text, and other memories are never judged duplicates or updates of one
+# (two tasks with similar summaries are two tasks; an extracted fact must not supersede a board record).
+EVENT_ROOMS = frozenset({"kanban"})
 
 
 @dataclass
@@ -34,6 +38,7 @@ class Candidate:
     task_id: str = ""
     job: str = ""
     extra: dict = field(default_factory=dict)
+    id: str = ""  # an event record's own deterministic id (EVENT_ROOMS); empty: derived from the text
 
 
 @dataclass
@@ -99,15 +104,23 @@ def _plan(store, valid, vectors, thresholds: Thresholds, judge: Judge | None) ->
     k = store.config.dedup_neighbours
     plans: list[_Planned] = []
     for (_, cand, norm), vec in zip(valid, vectors):
-        mid = memory_id(cand.profile, cand.wing, norm)
+        mid = cand.id or memory_id(cand.profile, cand.wing, norm)
         existing = (store.get([mid]) or [None])[0]
+        if cand.room in EVENT_ROOMS:
+            seen = (existing is not None and existing.status != "forgotten") or any(p.id == mid for p in plans)
+            verdict = (Verdict("duplicate", mid, "this event is already recorded", False) if seen
+                       else Verdict("new", None, "a new event record", False))
+            plans.append(_Planned(cand, norm, mid, list(vec), verdict, existing))
+            continue
         superseded_here = {p.verdict.matched_id for p in plans if p.verdict.action == "update"}
         neighbours = [Neighbour(m.id, m.text, dist)
-                      for m, dist in store.search(embedding=vec, k=k, profile=cand.profile, wing=cand.wing)
+                      for m, dist in store.search(embedding=vec, k=k, profile=cand.profile, wing=cand.wing,
+                                                   where={"room": {"$nin": sorted(EVENT_ROOMS)}})
                       if m.id != mid and m.id not in superseded_here]
         # Earlier candidates of this batch are not stored yet: compare with them directly.
         for prev in plans:
-            if prev.candidate.wing == cand.wing and prev.verdict.action != "duplicate" and prev.id != mid:
+            if (prev.candidate.wing == cand.wing and prev.verdict.action != "duplicate" and prev.id != mid
+                    and prev.candidate.room not in EVENT_ROOMS):
                 neighbours.append(Neighbour(prev.id, prev.text, 1.0 - _dot(vec, prev.vector)))
         neighbours.sort(key=lambda n: n.distance)
         if (existing is not None and existing.status == "active") or any(
