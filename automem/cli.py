@@ -125,6 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add("stats", "counts per profile / wing / status, and the extraction spool")
 
+    from .install import add_parsers as add_install_parsers  # install, uninstall, doctor (repeatable --profile)
+
+    add_install_parsers(sub, common)
+
     p = add("recall", "what a kanban worker of this profile would be shown (past tasks and lessons)")
     p.add_argument("--task", required=True, metavar="TEXT",
                    help="a task id on the board (t_...), or the card's text: first line the title, the rest the body")
@@ -311,6 +315,27 @@ def cmd_kanban_sync(args, ctx: Context) -> int:
                                 f"{f', {res.rejected} rejected (see automem.log)' if res.rejected else ''}"
                                 f" ({res.scanned} ended runs checked)")
     return 0
+
+
+@command("install")
+def cmd_install(args, ctx: Context) -> int:
+    from .install import run_install
+
+    return run_install(args)
+
+
+@command("uninstall")
+def cmd_uninstall(args, ctx: Context) -> int:
+    from .install import run_uninstall
+
+    return run_uninstall(args)
+
+
+@command("doctor")
+def cmd_doctor(args, ctx: Context) -> int:
+    from .install import run_doctor
+
+    return run_doctor(args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,276 @@
+"""Budgeted recall for a Hermes session: the system-prompt block and the per-turn prefetch block.
+
+Hermes asks for both on the start path of every `hermes chat`, where importing chromadb and loading the embedding
+model (about 2.5 s of CPU together) would cost more than the whole overhead budget. So recall reads a small JSON
+snapshot of the active memories, `<root>/automem/cache/recall.json`, stamped with the store's write generation:
+- a store that wrote refreshes the snapshot when it closes (`refresh_cache`, called from `Store.close`);
+- a reader that finds the snapshot stale (another generation) rebuilds it once, opening the store;
+- per-turn relevance without the model is a cheap lexical overlap; with a warm store (long-lived processes, after
+  the first turn) it is the real vector search.
+
+Every block is wrapped in `RECALL_MARKER` ... `RECALL_END` (automem.transcript), so the extraction pipeline drops
+recalled context instead of storing it again. The selection and formatting functions are plain and testable without ChromaDB.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import unicodedata
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+from .config import Config
+from .memory import CATEGORY_OF_WING
+from .paths import Location, ensure_private_dir
+
+from .transcript import RECALL_END, RECALL_MARKER, recall_block  # recalled context is never extracted again
+
+CACHE_VERSION = 1
+CACHE_NAME = "recall.json"
+# Newest memories kept per (profile, wing) in the snapshot: enough for any budget, small enough to parse in ms.
+CACHE_PER_GROUP = 200
+# A Chroma server has no local write generation: trust a snapshot this long.
+SERVER_CACHE_TTL_S = 60.0
+BLOCK_WINGS = ("user", "instruction")  # the system-prompt block: persona and instruction memories
+
+
+@dataclass
+class RecallItem:
+    id: str
+    text: str
+    wing: str
+    profile: str
+    updated_at: int = 0
+    created_at: int = 0
+    room: str = ""
+
+    @property
+    def category(self) -> str:
+        return CATEGORY_OF_WING.get(self.wing, self.wing)
+
+
+# -- the snapshot ------------------------------------------------------------------------------------------------
+def cache_path(location: Location):
+    return location.cache_dir / CACHE_NAME
+
+
+def read_generation(location: Location) -> int:
+    """The embedded store's write generation (see `automem.store`), 0 before the first write."""
+    try:
+        with open(location.automem_dir / "generation", encoding="ascii") as fh:
+            return int(fh.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def read_cache(location: Location) -> dict | None:
+    try:
+        with open(cache_path(location), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or not isinstance(data.get("memories"), list):
+        return None
+    return data
+
+
+def cache_is_fresh(location: Location, config: Config, data: dict | None, now: float | None = None) -> bool:
+    if data is None:
+        return False
+    if config.chroma_url:
+        now = time.time() if now is None else now
+        return data.get("backend") == "server" and now - float(data.get("built_at", 0)) < SERVER_CACHE_TTL_S
+    return data.get("backend") == "embedded" and data.get("generation") == read_generation(location)
+
+
+def snapshot_items(memories: Iterable[Any], per_group: int = CACHE_PER_GROUP) -> list[RecallItem]:
+    """The newest `per_group` active memories of each (profile, wing), newest first."""
+    groups: dict[tuple[str, str], list[RecallItem]] = {}
+    for m in memories:
+        if getattr(m, "status", "active") != "active":
+            continue
+        item = RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room)
+        groups.setdefault((item.profile, item.wing), []).append(item)
+    out: list[RecallItem] = []
+    for items in groups.values():
+        items.sort(key=_newest_first)
+        out.extend(items[:per_group])
+    out.sort(key=_newest_first)
+    return out
+
+
+def refresh_cache(store) -> dict:
+    """Rebuild the snapshot from `store` and write it atomically. Returns the snapshot."""
+    location = store.location
+    generation = read_generation(location)  # read before the records: a write in between leaves it stale, not wrong
+    memories = store.iter_records(where={"status": "active"})
+    data = {
+        "version": CACHE_VERSION,
+        "backend": store.backend,
+        "generation": generation,
+        "built_at": round(time.time(), 3),
+        "memories": [asdict(i) for i in snapshot_items(memories)],
+    }
+    write_cache(location, data)
+    return data
+
+
+def write_cache(location: Location, data: dict) -> None:
+    ensure_private_dir(location.cache_dir)
+    path = cache_path(location)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False)
+    os.replace(tmp, path)
+
+
+def load_items(location: Location, config: Config, open_store: Callable[[], Any] | None = None) -> list[RecallItem]:
+    """The snapshot's memories, rebuilt first when it is stale (`open_store` gives the store to rebuild from)."""
+    data = read_cache(location)
+    if not cache_is_fresh(location, config, data):
+        if open_store is None:
+            from .store import open_store as _open
+
+            store = _open(location, config)
+            try:
+                data = refresh_cache(store)
+            finally:
+                store.close()
+        else:
+            data = refresh_cache(open_store())
+    items = []
+    for raw in data.get("memories", []):
+        try:
+            items.append(RecallItem(**{k: raw[k] for k in raw if k in RecallItem.__dataclass_fields__}))
+        except TypeError:
+            continue
+    return items
+
+
+# -- selection (plain functions) -----------------------------------------------------------------------------------
+def _newest_first(item: RecallItem) -> tuple:
+    return (-(item.updated_at or item.created_at), -item.created_at, item.id)
+
+
+def is_visible(item: RecallItem, profile: str, shared_wings: Sequence[str]) -> bool:
+    return item.profile == profile or item.wing in shared_wings
+
+
+def line_of(item: RecallItem, profile: str) -> str:
+    source = f", from {item.profile}" if item.profile != profile else ""
+    return f"- [{item.category}{source}] {item.text}"
+
+
+def fit_budget(items: Iterable[RecallItem], profile: str, max_items: int, max_chars: int) -> list[RecallItem]:
+    """Greedy, in the given order: every item whose line still fits the character budget, up to max_items."""
+    chosen: list[RecallItem] = []
+    used = 0
+    for item in items:
+        if len(chosen) >= max_items:
+            break
+        cost = len(line_of(item, profile)) + 1
+        if used + cost > max_chars:
+            continue
+        chosen.append(item)
+        used += cost
+    return chosen
+
+
+def select_block(items: Iterable[RecallItem], profile: str, config: Config) -> list[RecallItem]:
+    """System-prompt memories: the profile's own persona and instructions first, then shared ones; newest first."""
+    shared = list(config.shared_wings)
+    visible = [i for i in items if i.wing in BLOCK_WINGS and is_visible(i, profile, shared)]
+    visible.sort(key=lambda i: (i.profile != profile, *_newest_first(i)))
+    return fit_budget(visible, profile, config.recall_max_items, config.recall_max_chars)
+
+
+def format_block(items: Sequence[RecallItem], profile: str) -> str:
+    if not items:
+        return ""
+    lines = ["## Long-term memory (automem)",
+             "What earlier sessions taught you about the user and how to work. Rely on it; do not ask the user again "
+             "for what is written here. Newest first; `from <profile>` marks what another profile learned."]
+    lines += [line_of(i, profile) for i in items]
+    return recall_block("\n".join(lines))
+
+
+def format_prefetch(items: Sequence[RecallItem], profile: str) -> str:
+    if not items:
+        return ""
+    lines = ["Memories relevant to this message (automem):"] + [line_of(i, profile) for i in items]
+    return recall_block("\n".join(lines))
+
+
+# -- lexical relevance (no model) ----------------------------------------------------------------------------------
+_LATIN = re.compile(r"[a-z0-9][a-z0-9._+#-]*")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+# Bigrams that carry no topic: questions and pronouns ("你知道我用什么...") would otherwise match everything.
+_STOP = frozenset("""你知 知道 道我 我用 用什 什么 么样 吗？ 是什 怎么 我们 你们 他们 一个 这个 那个 可以 就是 还是 的是 了吗 我的
+用户 现在 以后 不要 告诉 记得 记住""".split())
+_STOP_LATIN = frozenset("""a an the i you we he she it is are was be do does did what which who how why when where my your
+our to of in on for and or not no with me know use uses using about please tell""".split())
+
+
+def terms(text: str) -> set[str]:
+    """Latin words and CJK character bigrams (a single CJK character stands for itself)."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    out = {w.strip("._+-") for w in _LATIN.findall(text)}
+    out = {w for w in out if w and w not in _STOP_LATIN}
+    for run in _CJK.findall(text):
+        if len(run) == 1:
+            out.add(run)
+        out.update(b for b in (run[i:i + 2] for i in range(len(run) - 1)) if b not in _STOP)
+    return out
+
+
+def lexical_score(query_terms: set[str], text: str) -> float:
+    """Share of the query's terms found in the memory (0..1); 0 unless two terms or one Latin word match."""
+    if not query_terms:
+        return 0.0
+    shared = query_terms & terms(text)
+    if not shared or (len(shared) < 2 and not any(_LATIN.fullmatch(t) for t in shared)):
+        return 0.0
+    return len(shared) / len(query_terms)
+
+
+def select_prefetch_lexical(items: Iterable[RecallItem], query: str, profile: str, config: Config,
+                            exclude: Iterable[str] = (), min_score: float = 0.15) -> list[RecallItem]:
+    q = terms(query)
+    skip = set(exclude)
+    shared = list(config.shared_wings)
+    scored = [(lexical_score(q, i.text), i) for i in items if i.id not in skip and is_visible(i, profile, shared)]
+    ranked = [i for s, i in sorted(scored, key=lambda p: (-p[0], *_newest_first(p[1]))) if s >= min_score]
+    return fit_budget(ranked, profile, config.recall_max_items, config.recall_max_chars)
+
+
+def select_prefetch_vector(hits: Iterable[tuple[Any, float]], profile: str, config: Config,
+                           exclude: Iterable[str] = ()) -> list[RecallItem]:
+    """Store search hits (nearest first) within `prefetch_max_distance` and the budget."""
+    skip = set(exclude)
+    items = [RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room)
+             for m, dist in hits if dist <= config.prefetch_max_distance and m.id not in skip]
+    return fit_budget(items, profile, config.recall_max_items, config.recall_max_chars)
+
+
+# -- what the Hermes provider calls -------------------------------------------------------------------------------
+def system_prompt_block(location: Location, config: Config,
+                        open_store: Callable[[], Any] | None = None) -> tuple[str, list[str]]:
+    """(block text, ids shown) for the session's system prompt."""
+    items = select_block(load_items(location, config, open_store), location.profile, config)
+    return format_block(items, location.profile), [i.id for i in items]
+
+
+def prefetch_block(location: Location, config: Config, query: str, *, store=None,
+                   exclude: Iterable[str] = ()) -> tuple[str, list[str]]:
+    """(block text, ids shown) relevant to `query`: vector search with a warm `store`, else lexical."""
+    if not query or not query.strip():
+        return "", []
+    if store is not None:
+        hits = store.search(query, k=max(config.recall_max_items, 5), profile=location.profile)
+        items = select_prefetch_vector(hits, location.profile, config, exclude)
+    else:
+        items = select_prefetch_lexical(load_items(location, config), query, location.profile, config, exclude)
+    return format_prefetch(items, location.profile), [i.id for i in items]

@@ -1,0 +1,439 @@
+"""What automem does inside one Hermes agent: recall, extraction triggers, the built-in-memory mirror, the tools.
+
+The Hermes plugin (`hooks/automem/__init__.py`) only translates Hermes' calls into these methods; this module
+imports no Hermes code and runs without Hermes. Hermes calls `initialize`, `system_prompt_block` and the first
+`prefetch` on the start path of every `hermes chat`, so nothing here imports chromadb or loads the embedding model
+until a tool call, a mirror write or a warm-up needs the store (see `automem.recall` for how recall avoids it).
+
+Costs on the start path (measured by scripts/bench_hermes_overhead.py): config read, one small JSON snapshot
+read, a lexical match. Session end writes one spool file and starts a detached drainer process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from .config import Config, load_config
+from .log import log_event
+from .memory import CATEGORY_OF_WING, WING_OF_CATEGORY, WINGS
+from .paths import Location
+
+ROOM_TOOL = "tool"
+ROOM_MIRROR = "builtin-mirror"
+# Built-in memory tool targets -> wings: USER.md holds the user profile, MEMORY.md the agent's working notes
+# (conventions, environment facts, lessons), which is what the instruction wing is for.
+WING_OF_TARGET = {"user": "user", "memory": "instruction"}
+# Contexts whose transcripts are not the user's conversation (Hermes' own docs: skip writes there).
+NON_PRIMARY_CONTEXTS = ("cron", "flush", "subagent")
+WARMUP_DELAY_S = 2.0  # after a turn; a one-shot `hermes chat -q` has exited by then
+MIRROR_JOIN_S = 20.0  # shutdown waits this long for mirror writes (Hermes' exit watchdog is 30 s)
+
+TOOL_SCHEMAS: list[dict] = [
+    {
+        "name": "automem_search",
+        "description": ("Search long-term memory (automem): the user's preferences, past events and tasks, and the "
+                        "rules learned in earlier sessions, including instructions shared by other profiles. Use it "
+                        "before asking the user something they may have told you before."),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "what to look for, in any language"},
+                "k": {"type": "integer", "minimum": 1, "maximum": 20, "description": "how many results (default 5)"},
+                "wing": {"type": "string", "enum": list(WINGS),
+                         "description": "only this kind: user (persona), episodic (events), instruction (rules)"},
+            },
+            "required": ["query"],
+        },
+    },
+    {
+        "name": "automem_remember",
+        "description": ("Store one lasting memory now (automem deduplicates it and replaces an older fact it "
+                        "updates). One short statement, 5-200 characters, in the user's language; never secrets."),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "text": {"type": "string", "description": "the memory, e.g. 用户习惯使用vim编辑器"},
+                "category": {"type": "string", "enum": ["persona", "episodic", "instruction"],
+                             "description": "persona: about the user; episodic: what happened; instruction: a rule "
+                                            "or way of working (shared with other profiles)"},
+            },
+            "required": ["text", "category"],
+        },
+    },
+    {
+        "name": "automem_forget",
+        "description": ("Forget memories of this profile by id (from automem_search), when the user says they are "
+                        "wrong or asks you to forget them. A forgotten memory is never recalled again."),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "ids": {"type": "array", "items": {"type": "string"}, "description": "memory ids (m_...)"},
+            },
+            "required": ["ids"],
+        },
+    },
+]
+TOOL_NAMES = tuple(s["name"] for s in TOOL_SCHEMAS)
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False)
+
+
+# -- the tools (plain functions over a store; both plugin roles call them) ----------------------------------------
+def tool_search(store, profile: str, args: dict) -> dict:
+    query = args.get("query")
+    if not isinstance(query, str) or not query.strip():
+        return {"error": "automem_search needs a non-empty `query` string"}
+    try:
+        k = int(args.get("k") or 5)
+    except (TypeError, ValueError):
+        return {"error": "`k` must be a whole number from 1 to 20"}
+    k = max(1, min(20, k))
+    wing = args.get("wing") or None
+    if wing is not None and wing not in WINGS:
+        wing = {"persona": "user"}.get(wing, wing)
+        if wing not in WINGS:
+            return {"error": f"`wing` must be one of {', '.join(WINGS)}"}
+    hits = store.search(query, k=k, profile=profile, wing=wing)
+    return {"results": [{"id": m.id, "text": m.text, "category": m.category, "wing": m.wing, "profile": m.profile,
+                         "distance": round(d, 4), "updated_at": m.updated_at} for m, d in hits]}
+
+
+def tool_remember(store, profile: str, args: dict, session_id: str = "") -> dict:
+    from .write_path import Candidate, remember
+
+    text, category = args.get("text"), args.get("category") or "persona"
+    wing = WING_OF_CATEGORY.get(category, category if category in WINGS else None)
+    if wing is None:
+        return {"error": "`category` must be persona, episodic or instruction"}
+    if not isinstance(text, str):
+        return {"error": "automem_remember needs a `text` string"}
+    [d] = remember(store, [Candidate(text=text, wing=wing, profile=profile, room=ROOM_TOOL, added_by="agent",
+                                     session_id=session_id)])
+    out = {"decision": d.action, "id": d.id, "matched_id": d.matched_id, "reason": d.reason, "text": d.text,
+           "category": CATEGORY_OF_WING.get(d.wing, d.wing)}
+    return out
+
+
+def tool_forget(store, profile: str, args: dict) -> dict:
+    ids = args.get("ids")
+    if isinstance(ids, str):
+        ids = [ids]
+    if args.get("id") and not ids:
+        ids = [args["id"]]
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+        return {"error": "automem_forget needs `ids`: a list of memory ids from automem_search"}
+    found = {m.id: m for m in store.get(ids)}
+    own = [i for i in ids if i in found and found[i].profile == profile]
+    changed = set(store.forget(own)) if own else set()
+    return {"forgotten": [i for i in own if i in changed],
+            "already_forgotten": [i for i in own if i not in changed],
+            "not_found": [i for i in ids if i not in found],
+            "not_yours": [i for i in ids if i in found and found[i].profile != profile]}
+
+
+def run_tool(store, profile: str, name: str, args: Any, session_id: str = "") -> str:
+    """One tool call as Hermes wants it: a JSON string, errors included (never an exception)."""
+    if not isinstance(args, dict):
+        return _dumps({"error": "tool arguments must be a JSON object"})
+    try:
+        if name == "automem_search":
+            out = tool_search(store, profile, args)
+        elif name == "automem_remember":
+            out = tool_remember(store, profile, args, session_id)
+        elif name == "automem_forget":
+            out = tool_forget(store, profile, args)
+        else:
+            out = {"error": f"unknown automem tool {name!r}"}
+    except Exception as exc:  # noqa: BLE001 - the model gets one line, automem.log the details
+        log_event(store.location, "tool_failed", tool=name, error=f"{exc.__class__.__name__}: {exc}")
+        out = {"error": f"{name} failed: {exc}"}
+    return _dumps(out)
+
+
+# -- the built-in memory tool mirror ------------------------------------------------------------------------------
+def mirror_write(store, profile: str, action: str, target: str, content: str, metadata: dict | None = None) -> dict:
+    """Mirror one write of Hermes' built-in memory tool into room `builtin-mirror`."""
+    from .write_path import Candidate, remember
+
+    metadata = metadata or {}
+    wing = WING_OF_TARGET.get(target, "user")
+    session_id = str(metadata.get("session_id") or "")
+    old_text = str(metadata.get("old_text") or "").strip()
+    out: dict = {"action": action, "wing": wing}
+    if action in ("replace", "remove") and old_text:
+        # The built-in tool matches entries by substring; forget our mirrored copies that contained it.
+        mirrored = store.list(profile=profile, wing=wing, where={"room": ROOM_MIRROR})
+        gone = [m.id for m in mirrored if m.profile == profile and old_text in m.text]
+        if action == "remove" or not content.strip():
+            out["forgotten"] = store.forget(gone) if gone else []
+        else:
+            out["replaced"] = gone
+    if action in ("add", "replace") and content.strip():
+        [d] = remember(store, [Candidate(text=content, wing=wing, profile=profile, room=ROOM_MIRROR,
+                                         added_by="builtin-memory", session_id=session_id)])
+        out["decision"] = d.to_json()
+        if action == "replace" and out.get("replaced") and d.action in ("new", "update"):
+            stale = [i for i in out["replaced"] if i not in (d.id, d.matched_id)]
+            if stale:
+                store.forget(stale)
+    return out
+
+
+# -- the state.db transcript (general-hook fallback) ---------------------------------------------------------------
+def read_state_transcript(profile_home: Path, session_id: str) -> list[dict]:
+    """A session's user/assistant messages from the profile's `state.db` (read only), oldest first."""
+    path = Path(profile_home) / "state.db"
+    if not session_id or not path.is_file():
+        return []
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+    try:
+        cols = {row[1] for row in conn.execute("PRAGMA table_info(messages)")}
+        active = " AND active = 1" if "active" in cols else ""
+        rows = conn.execute(
+            f"SELECT role, content FROM messages WHERE session_id = ? AND role IN ('user', 'assistant'){active} "
+            f"ORDER BY id", (session_id,)).fetchall()
+    finally:
+        conn.close()
+    return [{"role": role, "content": content} for role, content in rows if content]
+
+
+# -- extraction triggers ------------------------------------------------------------------------------------------
+def enqueue_and_drain(location: Location, config: Config, messages: Sequence[dict], *, session_id: str,
+                      source: str, detached: bool = True) -> str | None:
+    """Put one extraction job in the spool and make sure a drainer runs. Returns the job id (None: nothing to do).
+
+    The spool's job id is a hash of the session's content, so the double `on_session_end` Hermes sends after
+    `/new` is one job."""
+    from . import pipeline
+
+    if not config.auto_extract:
+        return None
+    job = pipeline.enqueue(location, list(messages), session_id=session_id, source=source, config=config)
+    if job is None:
+        return None
+    if detached:
+        pipeline.spawn_detached_drainer(location)
+    else:
+        pipeline.start_background_drainer(location, config)
+    return getattr(job, "id", job)
+
+
+class HermesSession:
+    """automem's state for one Hermes agent (one provider instance)."""
+
+    def __init__(self, location: Location, config: Config, *, session_id: str = "", platform: str = "cli",
+                 agent_context: str = "primary", open_store: Callable[[], Any] | None = None):
+        self.location = location
+        self.config = config
+        self.session_id = session_id
+        self.platform = platform or "cli"
+        self.agent_context = agent_context or "primary"
+        self._open_store = open_store
+        self._store = None
+        self._store_lock = threading.Lock()
+        self._shown: set[str] = set()
+        self._jobs: set[str] = set()
+        self._mirrors: list[threading.Thread] = []
+        self._warmup: threading.Timer | None = None
+        self._closing = False
+
+    @classmethod
+    def start(cls, hermes_home: str | None, *, session_id: str = "", platform: str = "cli",
+              agent_context: str = "primary", profile: str | None = None) -> "HermesSession":
+        location = Location.resolve(hermes_home, profile)
+        return cls(location, load_config(location), session_id=session_id, platform=platform,
+                   agent_context=agent_context)
+
+    # -- the store, opened only when needed -------------------------------------------------------------------
+    def store(self):
+        with self._store_lock:
+            if self._store is None:
+                if self._open_store is not None:
+                    self._store = self._open_store()
+                else:
+                    from .store import open_store
+
+                    self._store = open_store(self.location, self.config)
+            return self._store
+
+    @property
+    def warm(self) -> bool:
+        return self._store is not None and getattr(self._store, "_collection", None) is not None
+
+    @property
+    def writes_allowed(self) -> bool:
+        return self.agent_context not in NON_PRIMARY_CONTEXTS
+
+    @property
+    def detached_drainer(self) -> bool:
+        """A CLI run (and a kanban worker) exits right after session end: the drainer must outlive it. A gateway
+        lives on and drains in a thread."""
+        return self.platform in ("cli", "")
+
+    # -- recall -----------------------------------------------------------------------------------------------
+    def system_prompt_block(self) -> str:
+        from .recall import system_prompt_block
+
+        text, ids = system_prompt_block(self.location, self.config, open_store=self.store)
+        self._shown.update(ids)
+        return text
+
+    def prefetch(self, query: str) -> str:
+        from .recall import prefetch_block
+
+        store = self._store if self.warm else None
+        text, ids = prefetch_block(self.location, self.config, query, store=store, exclude=self._shown)
+        self._shown.update(ids)
+        return text
+
+    def queue_prefetch(self, query: str) -> None:
+        """After a turn: warm the store and the model in the background for the next turns (long-lived sessions)."""
+        if self.warm or self._closing or self._warmup is not None:
+            return
+        self._warmup = threading.Timer(WARMUP_DELAY_S, self._warm)
+        self._warmup.daemon = True
+        self._warmup.start()
+
+    def _warm(self) -> None:
+        if self._closing:
+            return
+        try:
+            store = self.store()
+            store.count()
+            store.embed(["warm-up"])
+        except Exception as exc:  # noqa: BLE001 - recall falls back to the lexical match
+            log_event(self.location, "warmup_failed", error=f"{exc.__class__.__name__}: {exc}")
+
+    # -- extraction -------------------------------------------------------------------------------------------
+    def on_session_end(self, messages: Sequence[dict], source: str = "on_session_end") -> str | None:
+        if not self.writes_allowed or not messages:
+            return None
+        job = enqueue_and_drain(self.location, self.config, messages, session_id=self.session_id, source=source,
+                                detached=self.detached_drainer)
+        if job is not None:
+            first = job not in self._jobs
+            self._jobs.add(job)
+            log_event(self.location, "session_enqueued", job=job, source=source, session_id=self.session_id,
+                      messages=len(messages), repeated=not first)
+        return job
+
+    def on_pre_compress(self, messages: Sequence[dict]) -> str:
+        self.on_session_end(messages, source="pre_compress")
+        return ""
+
+    def on_session_switch(self, new_session_id: str, reset: bool = False) -> None:
+        if new_session_id:
+            self.session_id = new_session_id
+        if reset:
+            self._shown.clear()
+
+    # -- the built-in memory mirror ---------------------------------------------------------------------------
+    def on_memory_write(self, action: str, target: str, content: str, metadata: dict | None = None) -> None:
+        """Mirror in a thread (the store costs seconds to open); shutdown waits for it."""
+        if not self.writes_allowed or action not in ("add", "replace", "remove"):
+            return
+        meta = dict(metadata or {})
+        meta.setdefault("session_id", self.session_id)
+
+        def run() -> None:
+            try:
+                out = mirror_write(self.store(), self.location.profile, action, target, content or "", meta)
+                log_event(self.location, "mirror", **out)
+            except Exception as exc:  # noqa: BLE001
+                log_event(self.location, "mirror_failed", action=action, target=target, content=content,
+                          error=f"{exc.__class__.__name__}: {exc}")
+
+        thread = threading.Thread(target=run, name="automem-mirror", daemon=True)
+        self._mirrors.append(thread)
+        thread.start()
+
+    # -- tools ------------------------------------------------------------------------------------------------
+    def handle_tool(self, name: str, args: Any) -> str:
+        out = run_tool(self.store(), self.location.profile, name, args, self.session_id)
+        return out
+
+    # -- shutdown ---------------------------------------------------------------------------------------------
+    def shutdown(self, join_s: float = MIRROR_JOIN_S) -> None:
+        self._closing = True
+        if self._warmup is not None:
+            self._warmup.cancel()
+        deadline = time.monotonic() + join_s
+        for thread in self._mirrors:
+            thread.join(max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():
+                log_event(self.location, "mirror_unfinished", note="process exiting before a mirror write ended")
+        self._mirrors = [t for t in self._mirrors if t.is_alive()]
+        with self._store_lock:
+            store, self._store = self._store, None
+        if store is not None:
+            store.close()  # refreshes the recall snapshot when this session wrote
+
+
+# -- the process-wide registry both plugin roles share (automem's modules are imported once per process) ---------
+_ACTIVE: set[int] = set()
+_STORES: dict[tuple[str, str], Any] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def mark_active(session: "HermesSession", active: bool) -> None:
+    """The provider role says it runs in this process (the general role then leaves extraction to it)."""
+    (_ACTIVE.add if active else _ACTIVE.discard)(id(session))
+
+
+def provider_active() -> bool:
+    return bool(_ACTIVE)
+
+
+def _close_stores() -> None:
+    with _STORES_LOCK:
+        stores = list(_STORES.values())
+        _STORES.clear()
+    for store in stores:
+        try:
+            store.close()
+        except Exception:  # noqa: BLE001 - exiting anyway
+            pass
+
+
+def store_for(location: Location, config: Config):
+    """One store per (root, profile) for the general role's tool calls, closed at process exit."""
+    key = (str(location.root), location.profile)
+    with _STORES_LOCK:
+        store = _STORES.get(key)
+        if store is None:
+            from .store import open_store
+
+            if not _STORES:
+                import atexit
+
+                atexit.register(_close_stores)
+            store = _STORES[key] = open_store(location, config)
+        return store
+
+
+def run_tool_in_home(hermes_home: str | None, name: str, args: Any, session_id: str = "") -> str:
+    """A tool call from the general role (another memory provider is active, or the provider role is not)."""
+    location = Location.resolve(hermes_home)
+    return run_tool(store_for(location, load_config(location)), location.profile, name, args, session_id)
+
+
+def finalize_fallback(hermes_home: str | None, session_id: str, *, reason: str = "") -> str | None:
+    """The general-hook path (another memory provider is active): extract the session from state.db."""
+    location = Location.resolve(hermes_home)
+    config = load_config(location)
+    messages = read_state_transcript(location.profile_home, session_id)
+    if not messages:
+        return None
+    job = enqueue_and_drain(location, config, messages, session_id=session_id, source=f"on_session_finalize:{reason}")
+    if job is not None:
+        log_event(location, "session_enqueued", job=job, source="on_session_finalize", session_id=session_id,
+                  messages=len(messages), reason=reason)
+    return job

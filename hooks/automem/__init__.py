@@ -1,0 +1,214 @@
+"""automem for Hermes Agent 0.19: the thin adapter from Hermes events to automem's core (`automem.session`).
+
+Hermes imports this file twice in one process, in two roles that share no module globals:
+- memory provider `automem` (module `_hermes_user_memory.automem`; `register(ctx)` gets a collector that keeps
+  only register_memory_provider): recall in the system prompt and per turn, extraction at session end and before
+  context compression, the mirror of the built-in memory tool, and the automem_* tools as provider tools;
+- general plugin (module `hermes_plugins.automem`, a real PluginContext; `kind: standalone` in plugin.yaml is what
+  makes Hermes load it in this role too, since this file names the MemoryProvider class): the same tools as
+  registry tools, and `on_session_finalize`, which extracts the session from state.db when another memory
+  provider is active (then the provider role never runs).
+
+Why the tools are registered in both roles: provider tools exist only when `memory.provider: automem`; registry
+tools exist only when the plugin is in `plugins.enabled`. With both (what `automem install` sets), Hermes routes a
+call to the provider first (tool_executor checks the memory manager before the registry) and lists the tool once.
+
+Every entry point is guarded: nothing raises into Hermes; a failure is one line in <root>/automem/logs/automem.log.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any, Callable
+
+try:
+    from agent.memory_provider import MemoryProvider
+except ImportError:  # outside Hermes (the core never needs this file)
+    MemoryProvider = object  # type: ignore[assignment,misc]
+
+
+def _log_failure(where: str, exc: BaseException, hermes_home: str | None = None) -> None:
+    try:
+        from automem.log import log_event
+        from automem.paths import Location
+
+        log_event(Location.resolve(hermes_home), "hook_failed", hook=where,
+                  error=f"{exc.__class__.__name__}: {exc}"[:500])
+    except Exception:  # noqa: BLE001 - logging must never be what breaks Hermes
+        pass
+
+
+def _guarded(default: Any = None) -> Callable:
+    """Run the hook; on any exception log one line and return `default`."""
+
+    def wrap(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001
+                self = args[0] if args and isinstance(args[0], AutomemProvider) else None
+                home = str(self._session.location.profile_home) if self and self._session else None
+                _log_failure(fn.__name__, exc, home)
+                return default() if callable(default) else default
+
+        return run
+
+    return wrap
+
+
+def _hermes_home() -> str | None:
+    try:
+        from hermes_constants import get_hermes_home
+
+        return str(get_hermes_home())
+    except Exception:  # noqa: BLE001
+        return os.environ.get("HERMES_HOME")
+
+
+class AutomemProvider(MemoryProvider):
+    """The memory provider `automem`: each method hands over to automem.session.HermesSession."""
+
+    def __init__(self) -> None:
+        self._session = None
+
+    @property
+    def name(self) -> str:
+        return "automem"
+
+    def is_available(self) -> bool:
+        try:
+            import automem  # noqa: F401 - cheap: the package imports nothing heavy
+        except ImportError:
+            return False
+        return True
+
+    @_guarded()
+    def initialize(self, session_id: str, **kwargs) -> None:
+        from automem.session import HermesSession, mark_active
+
+        self._session = HermesSession.start(kwargs.get("hermes_home") or _hermes_home(), session_id=session_id or "",
+                                            platform=kwargs.get("platform") or "cli",
+                                            agent_context=kwargs.get("agent_context") or "primary")
+        mark_active(self._session, True)  # automem's modules are shared by both roles; this module's are not
+
+    @_guarded(default="")
+    def system_prompt_block(self) -> str:
+        return self._session.system_prompt_block() if self._session else ""
+
+    @_guarded(default="")
+    def prefetch(self, query: str, *, session_id: str = "") -> str:
+        return self._session.prefetch(query) if self._session else ""
+
+    @_guarded()
+    def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
+        if self._session:
+            self._session.queue_prefetch(query)
+
+    def sync_turn(self, user_content: str, assistant_content: str, *, session_id: str = "",
+                  messages: Any = None) -> None:
+        """Nothing per turn: extraction runs once per session (on_session_end) and before compression."""
+        if self._session and session_id:
+            self._session.session_id = session_id
+
+    @_guarded(default=list)
+    def get_tool_schemas(self) -> list:
+        from automem.session import TOOL_SCHEMAS
+
+        return [dict(s) for s in TOOL_SCHEMAS]
+
+    def handle_tool_call(self, tool_name: str, args: dict, **kwargs) -> str:
+        try:
+            if self._session is None:
+                return '{"error": "automem is not initialised in this session"}'
+            return self._session.handle_tool(tool_name, args)
+        except Exception as exc:  # noqa: BLE001
+            _log_failure("handle_tool_call", exc)
+            return '{"error": "automem tool failed; see <root>/automem/logs/automem.log"}'
+
+    @_guarded()
+    def on_session_end(self, messages: list) -> None:
+        if self._session:
+            self._session.on_session_end(messages or [])
+
+    @_guarded(default="")
+    def on_pre_compress(self, messages: list) -> str:
+        return self._session.on_pre_compress(messages or []) if self._session else ""
+
+    @_guarded()
+    def on_session_switch(self, new_session_id: str, *, parent_session_id: str = "", reset: bool = False,
+                          rewound: bool = False, **kwargs) -> None:
+        if self._session:
+            self._session.on_session_switch(new_session_id, reset=reset)
+
+    @_guarded()
+    def on_memory_write(self, action: str, target: str, content: str, metadata: dict | None = None) -> None:
+        if self._session:
+            self._session.on_memory_write(action, target, content, metadata)
+
+    @_guarded()
+    def shutdown(self) -> None:
+        if self._session:
+            from automem.session import mark_active
+
+            self._session.shutdown()
+            mark_active(self._session, False)
+
+    def get_config_schema(self) -> list:
+        return []  # configured in the `automem:` section of config.yaml (see config.yaml.example)
+
+    def backup_paths(self) -> list:
+        return []  # everything lives under the Hermes root (<root>/automem/)
+
+
+# -- general-plugin role ---------------------------------------------------------------------------------------
+def _on_session_finalize(session_id: str = "", platform: str = "", reason: str = "", **kwargs) -> None:
+    try:
+        from automem.session import finalize_fallback, provider_active
+
+        if provider_active() or not session_id:
+            return  # the provider role extracts this session in its on_session_end
+        finalize_fallback(_hermes_home(), session_id, reason=reason or "")
+    except Exception as exc:  # noqa: BLE001
+        _log_failure("on_session_finalize", exc, _hermes_home())
+
+
+def _tool_handler(name: str) -> Callable:
+    def handle(args: dict, **kwargs) -> str:
+        try:
+            from automem.session import run_tool_in_home
+
+            return run_tool_in_home(_hermes_home(), name, args, session_id=str(kwargs.get("session_id") or ""))
+        except Exception as exc:  # noqa: BLE001
+            _log_failure(name, exc, _hermes_home())
+            return '{"error": "automem tool failed; see <root>/automem/logs/automem.log"}'
+
+    handle.__name__ = f"handle_{name}"
+    return handle
+
+
+def register(ctx) -> None:
+    """Both roles call this; each context keeps what it understands (the collector ignores tools and hooks)."""
+    if hasattr(ctx, "register_memory_provider"):
+        ctx.register_memory_provider(AutomemProvider())
+    if not hasattr(ctx, "register_hook"):
+        return
+    try:
+        from automem.session import TOOL_SCHEMAS
+    except ImportError:  # Hermes' Python cannot import automem: `automem doctor` says how to fix it
+        return
+
+    for schema in TOOL_SCHEMAS:
+        try:
+            ctx.register_tool(name=schema["name"], toolset="automem", schema=dict(schema),
+                              handler=_tool_handler(schema["name"]), description=schema["description"], emoji="🧠")
+        except Exception as exc:  # noqa: BLE001 - e.g. a name clash; the provider tools still work
+            _log_failure(f"register_tool:{schema['name']}", exc, _hermes_home())
+    ctx.register_hook("on_session_finalize", _on_session_finalize)
+
+    # ---- kanban hooks (issue 5) go here: thin handlers that only call automem.kanban, e.g.
+    # ctx.register_hook("kanban_task_completed", _kanban_completed)
+    # ctx.register_hook("kanban_task_blocked", _kanban_blocked)
+    # ctx.register_hook("pre_llm_call", _kanban_first_turn_recall)
+    # ---- end of kanban hooks
