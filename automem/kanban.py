@@ -686,3 +686,105 @@ def worker_first_turn(location: Location, config: Config, env: Mapping[str, str]
     finally:
         if own:
             store.close()
+
+
+# -- what the Hermes plugin calls (each returns quietly; failures go to automem.log) --------------------------------
+FIRST_TURN_WAIT_S = 30.0
+
+
+class WorkerRecall:
+    """The first-turn block of a worker, computed in a background thread from the moment the plugin loads.
+
+    A worker is a fresh process: importing chromadb and loading the embedding model cost about 2 s, which would
+    otherwise all land on the first model call. Started at plugin load, the work overlaps Hermes' own start-up.
+    """
+
+    def __init__(self, location: Location, env: Mapping[str, str]):
+        import threading
+
+        self.location = location
+        self.env = dict(env)
+        self.task_id = self.env.get("HERMES_KANBAN_TASK", "")
+        self._block: str | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="automem-kanban-recall", daemon=True)
+
+    def start(self) -> "WorkerRecall":
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            from .config import load_config
+
+            self._block = worker_first_turn(self.location, load_config(self.location), env=self.env)
+        except Exception as exc:  # noqa: BLE001 - a worker without recall still works
+            log_event(self.location, "kanban_recall_failed", task_id=self.task_id,
+                      error=f"{exc.__class__.__name__}: {exc}"[:500])
+            self._block = ""
+        finally:
+            self._done.set()
+
+    def block(self, timeout: float = FIRST_TURN_WAIT_S) -> str:
+        if not self._done.wait(timeout):
+            log_event(self.location, "kanban_recall_timeout", task_id=self.task_id, waited_s=timeout)
+            return ""
+        return self._block or ""
+
+
+_worker_recall: WorkerRecall | None = None
+
+
+def _worker_location(hermes_home: str | None) -> Location:
+    return Location.resolve(hermes_home)
+
+
+def hook_worker_start(hermes_home: str | None = None, env: Mapping[str, str] | None = None) -> None:
+    """Plugin load: in a kanban worker, start the backfill and the first-turn recall in the background."""
+    global _worker_recall
+    env = os.environ if env is None else env
+    task_id = (env.get("HERMES_KANBAN_TASK") or "").strip()
+    if not task_id or (_worker_recall is not None and _worker_recall.task_id == task_id):
+        return
+    try:
+        _worker_recall = WorkerRecall(_worker_location(hermes_home), env).start()
+    except Exception as exc:  # noqa: BLE001
+        log_event(_worker_location(hermes_home), "kanban_recall_failed", task_id=task_id,
+                  error=f"{exc.__class__.__name__}: {exc}"[:500])
+
+
+def hook_first_turn(hermes_home: str | None = None, env: Mapping[str, str] | None = None,
+                    is_first_turn: bool = True) -> dict | None:
+    """`pre_llm_call`: on a worker's first turn, {"context": past-task block} (None anywhere else)."""
+    env = os.environ if env is None else env
+    task_id = (env.get("HERMES_KANBAN_TASK") or "").strip()
+    if not task_id or not is_first_turn:
+        return None
+    if _worker_recall is None or _worker_recall.task_id != task_id:
+        hook_worker_start(hermes_home, env)
+    block = _worker_recall.block() if _worker_recall is not None else ""
+    return {"context": block} if block else None
+
+
+def hook_task_ended(event: str, hermes_home: str | None = None, env: Mapping[str, str] | None = None,
+                    **kwargs: Any) -> None:
+    """`kanban_task_completed` / `kanban_task_blocked` (they fire in the worker): store the run's memory."""
+    env = os.environ if env is None else env
+    location = _worker_location(hermes_home)
+    task_id = str(kwargs.get("task_id") or "")
+    try:
+        if not task_id:
+            return
+        from .config import load_config
+
+        run_id = kwargs.get("run_id")
+        decision = record_task_run(
+            location, load_config(location), task_id=task_id, run_id=int(run_id) if run_id else None,
+            board=kwargs.get("board") or None, outcome="blocked" if event.endswith("blocked") else "completed",
+            summary=kwargs.get("reason") if event.endswith("blocked") else kwargs.get("summary"),
+            assignee=kwargs.get("assignee") or None, env=env)
+        log_event(location, "kanban_task_recorded", hook=event, task_id=task_id, run_id=run_id,
+                  decision=decision.action if decision else "already stored")
+    except Exception as exc:  # noqa: BLE001 - `automem kanban-sync` backfills what a failed hook missed
+        log_event(location, "kanban_record_failed", hook=event, task_id=task_id,
+                  error=f"{exc.__class__.__name__}: {exc}"[:500])

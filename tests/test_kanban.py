@@ -436,3 +436,73 @@ def test_cli_kanban_sync_and_recall(board, root, capsys, monkeypatch):
     assert code == 2 and "no task t_deadbeef" in err
     code, _, err = run_cli(capsys, "kanban-sync", "--board", "nope", "--hermes-home", str(root))
     assert code == 2 and "hermes kanban init" in err
+
+
+# -- the plugin's entry points --------------------------------------------------------------------------------------
+def worker_env(board: Board, task_id: str = "") -> dict:
+    env = {"HERMES_KANBAN_DB": str(board.path), "HERMES_KANBAN_BOARD": "default"}
+    if task_id:
+        env["HERMES_KANBAN_TASK"] = task_id
+    return env
+
+
+def test_hook_task_completed_and_blocked_store_the_runs(board, root, store):
+    home = str(root / "profiles" / "blog-writer")
+    tid = board.create("写一篇 Kanban 入门文章")
+    first = board.claim(tid)
+    board.block(tid, "需要确认目标字数")
+    kanban.hook_task_ended("kanban_task_blocked", home, worker_env(board, tid), task_id=tid, profile_name="blog-writer",
+                           board="default", assignee="blog-writer", run_id=first, reason="需要确认目标字数")
+    kb.unblock_task(board.conn, tid)
+    second = board.claim(tid)
+    board.complete(tid, "入门文章写完")
+    kwargs = dict(task_id=tid, profile_name="blog-writer", board="default", assignee="blog-writer", run_id=second,
+                  summary="入门文章写完")
+    kanban.hook_task_ended("kanban_task_completed", home, worker_env(board, tid), **kwargs)
+    kanban.hook_task_ended("kanban_task_completed", home, worker_env(board, tid), **kwargs)  # delivered twice
+    mems = sorted(stored_task_memories(store, tid), key=lambda m: m.extra["kanban_run_id"])
+    assert [(m.profile, m.extra["kanban_outcome"]) for m in mems] == [("blog-writer", "blocked"),
+                                                                       ("blog-writer", "completed")]
+    # the hook told the cursor: the worker-start sync that follows has nothing to check
+    res = kanban.kanban_sync(Location(root=root, profile="editor"), store.config, store=store, env={})
+    assert res.scanned == 0
+
+
+def test_hook_without_a_readable_board_uses_its_own_fields(root, store):
+    home = str(root / "profiles" / "blog-writer")
+    env = {"HERMES_KANBAN_DB": str(root / "gone" / "kanban.db"), "HERMES_KANBAN_BOARD": "default"}
+    kanban.hook_task_ended("kanban_task_completed", home, env, task_id="t_0badc0de", board="default",
+                           assignee="blog-writer", run_id=3, summary="finished without a board")
+    [m] = stored_task_memories(store, "t_0badc0de")
+    assert m.text == "t_0badc0de — finished without a board" and m.profile == "blog-writer"
+    events = [json.loads(ln)["event"] for ln in Location(root=root, profile="x").log_file.read_text().splitlines()]
+    assert "kanban_board_unreadable" in events
+
+
+def test_hook_failure_is_logged_not_raised(root, monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(kanban, "record_task_run", boom)
+    kanban.hook_task_ended("kanban_task_completed", str(root), {}, task_id="t_00000001", run_id=1)
+    text = Location(root=root, profile="default").log_file.read_text()
+    assert "kanban_record_failed" in text and "disk on fire" in text
+
+
+def test_first_turn_hook_injects_the_block_once(history, board, root, monkeypatch):
+    monkeypatch.setattr(kanban, "_worker_recall", None)
+    nxt = board.create("写一篇 Kanban 进阶文章", assignee="editor")
+    board.claim(nxt)
+    home, env = str(root / "profiles" / "editor"), worker_env(board, nxt)
+    assert kanban.hook_first_turn(home, {}, True) is None  # not a worker
+    kanban.hook_worker_start(home, env)  # plugin load
+    out = kanban.hook_first_turn(home, env, is_first_turn=True)
+    assert history["intro"][0] in out["context"] and out["context"].startswith(RECALL_MARKER)
+    assert kanban.hook_first_turn(home, env, is_first_turn=False) is None
+
+
+def test_first_turn_hook_on_a_broken_board_returns_nothing(root, monkeypatch):
+    monkeypatch.setattr(kanban, "_worker_recall", None)
+    env = {"HERMES_KANBAN_TASK": "t_00000001", "HERMES_KANBAN_DB": str(root / "nope.db")}
+    assert kanban.hook_first_turn(str(root), env, True) is None
+    assert "kanban_recall_failed" in Location(root=root, profile="default").log_file.read_text()

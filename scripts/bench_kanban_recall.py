@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""How long past-task recall adds to a kanban worker's first turn.
+
+Builds, in a temporary Hermes root, a real board (hermes_cli.kanban_db of hermes-agent 0.19) and a store holding
+--memories task memories (default 1,000), then for --tasks new cards (default 24) runs exactly what the plugin's
+`pre_llm_call` does on a worker's first turn (`automem.kanban.worker_first_turn`: the cheap kanban-sync, read the
+card, search past tasks and lessons, format the block):
+
+- cold: each card in a fresh Python process, as a real worker is one: importing automem.kanban, loading the
+  embedding model and opening the store are part of what the worker pays;
+- warm: the same calls again in one process whose store and model are loaded (a long-lived process).
+
+Prints p50 / p95 / max in milliseconds. Usage: python scripts/bench_kanban_recall.py [--memories N] [--tasks N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+TOPICS = [
+    ("Kanban 入门文章", "介绍看板、列与 WIP 限制"), ("Docker 网络", "bridge 网络与容器间 DNS"),
+    ("Postgres autovacuum", "lowered scale factors on hot tables"), ("SQLite WAL", "checkpoints and readers"),
+    ("发布说明", "整理了 0.19 版本的变更"), ("CI pipeline", "cached wheels, cut build time in half"),
+    ("用户访谈纪要", "汇总了五位用户的反馈"), ("Rust error handling", "thiserror vs anyhow guide"),
+    ("周报", "本周完成三项任务"), ("Kubernetes ingress", "nginx ingress with TLS"),
+    ("博客 SEO", "标题与摘要优化"), ("Python packaging", "pyproject and wheels"),
+    ("日志系统", "结构化日志与采样"), ("API rate limits", "token bucket per key"),
+    ("数据备份", "每日快照与异地副本"), ("Frontend perf", "code splitting and lazy routes"),
+    ("团队活动", "订了会议室和午餐"), ("Security review", "rotated keys, removed stale tokens"),
+    ("翻译文档", "把安装指南译成英文"), ("Load testing", "k6 scripts for the checkout path"),
+]
+VERBS = ["写一篇", "Review", "整理", "Draft", "优化", "Fix", "调研", "Update"]
+AUDIENCE = ["面向新手", "for the backend team", "面向运维", "for customers", "内部参考", "for the release"]
+
+
+def synthetic_runs(n: int, board: str, seed: int = 7):
+    from automem.kanban import TaskRun
+
+    rng = random.Random(seed)
+    now = int(time.time())
+    runs = []
+    for i in range(n):
+        topic, detail = TOPICS[i % len(TOPICS)]
+        verb = VERBS[rng.randrange(len(VERBS))]
+        title = f"{verb} {topic} #{i}"
+        summary = f"{detail}; {AUDIENCE[rng.randrange(len(AUDIENCE))]}; 交付物 {rng.randrange(1, 9)} 份。"
+        profile = ("blog-writer", "editor", "ops")[i % 3]
+        ended = now - (n - i) * 600
+        runs.append(TaskRun(board=board, task_id=f"t_{0x10000000 + i:08x}", run_id=1_000_000 + i, title=title,
+                            assignee=profile, profile=profile, outcome="blocked" if i % 17 == 0 else "completed",
+                            summary=summary, started_at=ended - 300, ended_at=ended))
+    return runs
+
+
+def build(root: Path, n_memories: int, n_tasks: int) -> list[str]:
+    """The store with task memories, an instruction, and a board with `n_tasks` claimed cards. Returns their ids."""
+    os.environ["HERMES_HOME"] = str(root)
+    from hermes_cli import kanban_db as kb
+
+    from automem.config import load_config
+    from automem.kanban import record_runs
+    from automem.paths import Location
+    from automem.store import open_store
+    from automem.write_path import Candidate, remember
+
+    loc = Location(root=root, profile="editor")
+    cfg = load_config(loc)
+    store = open_store(loc, cfg)
+    t0 = time.perf_counter()
+    runs = synthetic_runs(n_memories, "default")
+    for start in range(0, len(runs), 250):
+        record_runs(store, runs[start:start + 250], "bench")
+    remember(store, [Candidate("日期必须是RFC3339格式", wing="instruction", profile="blog-writer", room="auto-extract"),
+                     Candidate("文章标题不超过二十个字", wing="instruction", profile="editor", room="auto-extract")])
+    count = store.count()
+    store.close()
+    print(f"store: {count} memories written in {time.perf_counter() - t0:.1f} s")
+
+    conn = kb.connect(root / "kanban.db")
+    ids = []
+    rng = random.Random(11)
+    for i in range(n_tasks):
+        topic, detail = TOPICS[rng.randrange(len(TOPICS))]
+        tid = kb.create_task(conn, title=f"{VERBS[i % len(VERBS)]} {topic} (new)", body=f"{detail}. 新任务 {i}",
+                             assignee="editor")
+        kb.claim_task(conn, tid)
+        ids.append(tid)
+    conn.close()
+    return ids
+
+
+CHILD = r"""
+import json, os, sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, {repo!r})
+from automem.config import load_config
+from automem.kanban import worker_first_turn
+from automem.paths import Location
+t_import = time.perf_counter()
+loc = Location.resolve(os.environ["HERMES_HOME"])
+block = worker_first_turn(loc, load_config(loc))
+t1 = time.perf_counter()
+print(json.dumps({{"total_ms": (t1 - t0) * 1000, "import_ms": (t_import - t0) * 1000, "chars": len(block),
+                  "has_tasks": "- t_" in block}}))
+"""
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    k = max(0, min(len(values) - 1, round(p / 100 * (len(values) - 1))))
+    return values[k]
+
+
+def line(name: str, values: list[float]) -> str:
+    return (f"{name:<34} n={len(values):<3} p50={statistics.median(values):8.1f} ms  p95={pct(values, 95):8.1f} ms  "
+            f"max={max(values):8.1f} ms")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--memories", type=int, default=1000)
+    ap.add_argument("--tasks", type=int, default=24)
+    args = ap.parse_args()
+    if args.tasks < 1 or args.memories < 1:
+        ap.error("--memories and --tasks must be at least 1")
+
+    with tempfile.TemporaryDirectory(prefix="automem-bench-kanban-") as tmp:
+        root = Path(tmp) / "root"
+        (root / "profiles" / "editor").mkdir(parents=True)
+        home = Path(tmp) / "home"
+        home.mkdir()
+        os.environ["HOME"] = str(home)
+        for name in list(os.environ):
+            if name.startswith(("AUTOMEM_", "HERMES_KANBAN")):
+                del os.environ[name]
+        ids = build(root, args.memories, args.tasks)
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AUTOMEM_", "HERMES_"))}
+        env.update(HOME=str(home), HERMES_HOME=str(root / "profiles" / "editor"), HERMES_KANBAN_DB=str(root / "kanban.db"),
+                   HERMES_KANBAN_BOARD="default", HERMES_PROFILE="editor")
+        cold, imports, sizes, with_tasks = [], [], [], 0
+        for tid in ids:
+            res = subprocess.run([sys.executable, "-c", CHILD.format(repo=str(REPO))], env={**env, "HERMES_KANBAN_TASK": tid},
+                                 capture_output=True, text=True, timeout=300)
+            if res.returncode != 0:
+                print(res.stderr, file=sys.stderr)
+                return 1
+            out = json.loads(res.stdout.strip().splitlines()[-1])
+            cold.append(out["total_ms"])
+            imports.append(out["import_ms"])
+            sizes.append(out["chars"])
+            with_tasks += out["has_tasks"]
+
+        from automem.config import load_config
+        from automem.kanban import worker_first_turn
+        from automem.paths import Location
+        from automem.store import open_store
+
+        loc = Location.resolve(str(root / "profiles" / "editor"))
+        cfg = load_config(loc)
+        store = open_store(loc, cfg)
+        worker_first_turn(loc, cfg, env={**env, "HERMES_KANBAN_TASK": ids[0]}, store=store)  # load model + store
+        warm = []
+        for tid in ids:
+            t0 = time.perf_counter()
+            worker_first_turn(loc, cfg, env={**env, "HERMES_KANBAN_TASK": tid}, store=store)
+            warm.append((time.perf_counter() - t0) * 1000)
+        store.close()
+
+    print(f"kanban past-task recall, {args.memories} task memories, {len(ids)} cards, budget "
+          f"{cfg.recall_max_chars} chars / {cfg.recall_max_items} items")
+    print(line("cold (fresh worker process)", cold))
+    print(line("  of which importing automem", imports))
+    print(line("warm (store and model loaded)", warm))
+    print(f"block size: p50 {statistics.median(sizes):.0f} chars, max {max(sizes)}; "
+          f"{with_tasks}/{len(ids)} blocks list past tasks")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
