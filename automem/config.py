@@ -54,6 +54,7 @@ class Config:
     chroma_auth_header: str = "Authorization"
     chroma_tenant: str = "default_tenant"
     chroma_database: str = "default_database"
+    chroma_timeout: float = 30.0  # seconds per request to the Chroma server
     # visibility and recall
     shared_wings: list = field(default_factory=lambda: ["instruction"])
     recall_max_items: int = 15
@@ -137,6 +138,8 @@ def _validate(cfg: Config) -> None:
             bad(key, "must be at least 1")
     if cfg.extract_timeout <= 0:
         bad("extract_timeout", "must be more than 0 seconds")
+    if cfg.chroma_timeout <= 0:
+        bad("chroma_timeout", "must be more than 0 seconds")
 
 
 def read_yaml_section(path: Path) -> dict:

@@ -23,6 +23,7 @@ from .paths import Location
 from .visibility import visible_where
 
 COLLECTION = "memories"
+_STATUS_RANK = {"active": 0, "superseded": 1, "forgotten": 2}  # update_metadata never moves a status down
 LOCK_TIMEOUT_S = 120.0
 _PAGE = 1000
 
@@ -249,23 +250,57 @@ class Store:
             return
         with self.lock():
             try:
-                self._collection.upsert(ids=[m.id for m in memories], documents=[m.text for m in memories],
-                                        metadatas=[m.metadata() for m in memories],
-                                        embeddings=[list(e) for e in embeddings])
+                # Ids not stored yet go through `add`, which Chroma ignores for an id that exists by then: when
+                # writers on two machines (where the file lock does not reach) store the same fact at once, the
+                # first record stays whole (its created_at, job, session). Stored ids are replaced on purpose
+                # (restoring a forgotten memory, import), so they are upserted.
+                present = set(self._collection.get(ids=[m.id for m in memories], include=[])["ids"])
+                fresh = [i for i, m in enumerate(memories) if m.id not in present]
+                stored = [i for i, m in enumerate(memories) if m.id in present]
+                for rows, write in ((fresh, self._collection.add), (stored, self._collection.upsert)):
+                    if rows:
+                        write(ids=[memories[i].id for i in rows], documents=[memories[i].text for i in rows],
+                              metadatas=[memories[i].metadata() for i in rows],
+                              embeddings=[list(embeddings[i]) for i in rows])
             except Exception as exc:
-                raise StoreError(f"write failed: {exc}") from None
+                raise StoreError(f"write failed: {self._explain(exc)}") from None
             self._wrote()
 
     def update_metadata(self, memories: Sequence[Memory]) -> None:
-        """Write back changed metadata (status, superseded_by, updated_at) of existing memories."""
+        """Write back changed metadata (status, superseded_by, updated_at) of existing memories.
+
+        A memory whose stored status has meanwhile become forgotten (or superseded) is not moved back to active
+        (or from forgotten to superseded): only a stale copy read before another writer's change would do that,
+        and on a Chroma server the file lock does not keep other machines' writers out. Restoring a memory on
+        purpose goes through `add`.
+        """
         if not memories:
             return
         with self.lock():
             try:
-                self._collection.update(ids=[m.id for m in memories], metadatas=[m.metadata() for m in memories])
+                stored = {m.id: m.status for m in self.get([m.id for m in memories])}
+                keep = [m for m in memories
+                        if m.id in stored and _STATUS_RANK.get(m.status, 0) >= _STATUS_RANK.get(stored[m.id], 0)]
+                if keep:
+                    self._collection.update(ids=[m.id for m in keep], metadatas=[m.metadata() for m in keep])
+                if len(keep) < len(memories):
+                    from .log import log_event
+
+                    log_event(self.location, "stale_update_skipped",
+                              ids=sorted({m.id for m in memories} - {m.id for m in keep}),
+                              reason="another writer changed their status first")
+            except StoreError:
+                raise
             except Exception as exc:
-                raise StoreError(f"write failed: {exc}") from None
+                raise StoreError(f"write failed: {self._explain(exc)}") from None
             self._wrote()
+
+    def _explain(self, exc: BaseException) -> str:
+        if self.backend == "server":
+            from .server import explain
+
+            return explain(exc, self.config)
+        return str(exc)
 
     def forget(self, ids: Sequence[str], now: int | None = None) -> list[str]:
         """Mark memories forgotten (kept for `list --all` and export). Returns the ids that changed."""

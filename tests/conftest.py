@@ -40,9 +40,54 @@ def location(root) -> Location:
     return Location(root=root, profile="default")
 
 
+def pytest_addoption(parser):
+    parser.addoption("--backend", default="embedded,server",
+                     help="store backends the `config` / `store` fixtures run against (comma-separated: "
+                          "embedded,server; default both)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "embedded_only(reason): a test of the embedded store by nature "
+                                       "(files on disk, file lock, generation reopen); not run against a server")
+
+
+def pytest_generate_tests(metafunc):
+    """Every test that uses `config` or `store` runs once per backend: the embedded store and a Chroma server."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    wanted = [b.strip() for b in metafunc.config.getoption("--backend").split(",") if b.strip()]
+    if metafunc.definition.get_closest_marker("embedded_only"):
+        wanted = [b for b in wanted if b == "embedded"]
+    metafunc.parametrize("backend", [pytest.param(b, marks=pytest.mark.server) if b == "server" else b
+                                     for b in wanted], indirect=True)
+
+
 @pytest.fixture
-def config() -> Config:
-    return Config()
+def backend(request) -> str:
+    return getattr(request, "param", "embedded")
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory):
+    """One real Chroma server on 127.0.0.1 for the whole session (tests/support/chroma_server.py)."""
+    from tests.support.chroma_server import ChromaServer
+
+    server = ChromaServer(tmp_path_factory.mktemp("chroma-server")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def config(request, backend, root) -> Config:
+    """The default config; on the server backend it points at a fresh database of the session's server, and
+    the root's config.yaml says so too, so CLI calls and child processes on this root use the same store."""
+    if backend != "server":
+        return Config()
+    server = request.getfixturevalue("chroma_server")
+    database = server.new_database()
+    (root / "config.yaml").write_text(f"automem:\n  chroma_url: {server.url}\n  chroma_database: {database}\n",
+                                      encoding="utf-8")
+    return Config(chroma_url=server.url, chroma_database=database)
 
 
 @pytest.fixture

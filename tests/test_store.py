@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from automem.config import Config
 from automem.memory import Memory, memory_id
 from automem.paths import Location, resolve_root_and_profile
@@ -30,6 +32,7 @@ def test_root_and_profile_follow_hermes_home(tmp_path, monkeypatch):
     assert Location.resolve(profile="other").profile == "other"
 
 
+@pytest.mark.embedded_only("the folders hold the embedded Chroma files")
 def test_folders_are_private_and_where_the_design_says(store, location):
     remember(store, [Candidate("I use vim, not nano", wing="user")])
     for d in (location.automem_dir, location.chroma_dir, location.spool_dir, location.dead_dir, location.logs_dir):
