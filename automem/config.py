@@ -59,6 +59,7 @@ class Config:
     shared_wings: list = field(default_factory=lambda: ["instruction"])
     recall_max_items: int = 15
     recall_max_chars: int = 800
+    kanban_recall: bool = True  # false: workers get no past-task block (task memories are still stored)
     kanban_recall_scope: str = "all"  # all | own
     kanban_recall_max_tasks: int = 5
     kanban_recall_max_lessons: int = 5

@@ -706,6 +706,7 @@ class WorkerRecall:
         self.env = dict(env)
         self.task_id = self.env.get("HERMES_KANBAN_TASK", "")
         self._block: str | None = None
+        self.compute_ms = 0.0
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="automem-kanban-recall", daemon=True)
 
@@ -714,22 +715,36 @@ class WorkerRecall:
         return self
 
     def _run(self) -> None:
+        start = time.perf_counter()
         try:
             from .config import load_config
 
-            self._block = worker_first_turn(self.location, load_config(self.location), env=self.env)
+            config = load_config(self.location)
+            if config.kanban_recall:
+                self._block = worker_first_turn(self.location, config, env=self.env)
+            else:  # no block, but the backfill still runs
+                kanban_sync(self.location, config, (self.env.get("HERMES_KANBAN_BOARD") or "").strip() or None,
+                            env=self.env)
+                self._block = ""
         except Exception as exc:  # noqa: BLE001 - a worker without recall still works
             log_event(self.location, "kanban_recall_failed", task_id=self.task_id,
                       error=f"{exc.__class__.__name__}: {exc}"[:500])
             self._block = ""
         finally:
+            self.compute_ms = (time.perf_counter() - start) * 1000
             self._done.set()
 
     def block(self, timeout: float = FIRST_TURN_WAIT_S) -> str:
+        """The block, waiting for the thread at most `timeout` s; logs what the wait cost the first turn."""
+        start = time.perf_counter()
         if not self._done.wait(timeout):
             log_event(self.location, "kanban_recall_timeout", task_id=self.task_id, waited_s=timeout)
             return ""
-        return self._block or ""
+        block = self._block or ""
+        log_event(self.location, "kanban_recall", task_id=self.task_id, chars=len(block),
+                  tasks=block.count("\n- t_"), compute_ms=round(self.compute_ms, 1),
+                  waited_ms=round((time.perf_counter() - start) * 1000, 1))
+        return block
 
 
 _worker_recall: WorkerRecall | None = None

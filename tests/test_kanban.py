@@ -506,3 +506,14 @@ def test_first_turn_hook_on_a_broken_board_returns_nothing(root, monkeypatch):
     env = {"HERMES_KANBAN_TASK": "t_00000001", "HERMES_KANBAN_DB": str(root / "nope.db")}
     assert kanban.hook_first_turn(str(root), env, True) is None
     assert "kanban_recall_failed" in Location(root=root, profile="default").log_file.read_text()
+
+
+def test_recall_switched_off_still_backfills(board, root, store, monkeypatch):
+    monkeypatch.setattr(kanban, "_worker_recall", None)
+    (root / "profiles" / "editor").mkdir(parents=True)
+    (root / "profiles" / "editor" / "config.yaml").write_text("automem:\n  kanban_recall: false\n")
+    done, _ = board.done("写一篇 Kanban 入门文章", "从 CLI 完成")
+    nxt = board.create("写一篇 Kanban 进阶文章", assignee="editor")
+    board.claim(nxt)
+    assert kanban.hook_first_turn(str(root / "profiles" / "editor"), worker_env(board, nxt), True) is None
+    assert len(stored_task_memories(store, done)) == 1

@@ -188,6 +188,39 @@ def _tool_handler(name: str) -> Callable:
     return handle
 
 
+# -- kanban (issue 5): each handler hands over to automem.kanban, whose entry points never raise -----------------
+def _kanban_worker_start() -> None:
+    try:
+        from automem.kanban import hook_worker_start
+
+        hook_worker_start(_hermes_home())  # in a worker: start the first-turn recall while Hermes boots
+    except Exception as exc:  # noqa: BLE001
+        _log_failure("kanban_worker_start", exc, _hermes_home())
+
+
+def _kanban_first_turn_recall(is_first_turn: bool = False, **kwargs) -> dict | None:
+    try:
+        from automem.kanban import hook_first_turn
+
+        return hook_first_turn(_hermes_home(), is_first_turn=bool(is_first_turn))
+    except Exception as exc:  # noqa: BLE001
+        _log_failure("kanban_first_turn_recall", exc, _hermes_home())
+        return None
+
+
+def _kanban_task_ended(event: str) -> Callable:
+    def handle(**kwargs) -> None:
+        try:
+            from automem.kanban import hook_task_ended
+
+            hook_task_ended(event, _hermes_home(), **kwargs)
+        except Exception as exc:  # noqa: BLE001
+            _log_failure(event, exc, _hermes_home())
+
+    handle.__name__ = f"_on_{event}"
+    return handle
+
+
 def register(ctx) -> None:
     """Both roles call this; each context keeps what it understands (the collector ignores tools and hooks)."""
     if hasattr(ctx, "register_memory_provider"):
@@ -207,8 +240,9 @@ def register(ctx) -> None:
             _log_failure(f"register_tool:{schema['name']}", exc, _hermes_home())
     ctx.register_hook("on_session_finalize", _on_session_finalize)
 
-    # ---- kanban hooks (issue 5) go here: thin handlers that only call automem.kanban, e.g.
-    # ctx.register_hook("kanban_task_completed", _kanban_completed)
-    # ctx.register_hook("kanban_task_blocked", _kanban_blocked)
-    # ctx.register_hook("pre_llm_call", _kanban_first_turn_recall)
+    # ---- kanban hooks (issue 5): thin handlers that only call automem.kanban
+    ctx.register_hook("kanban_task_completed", _kanban_task_ended("kanban_task_completed"))
+    ctx.register_hook("kanban_task_blocked", _kanban_task_ended("kanban_task_blocked"))
+    ctx.register_hook("pre_llm_call", _kanban_first_turn_recall)
+    _kanban_worker_start()
     # ---- end of kanban hooks
