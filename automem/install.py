@@ -575,14 +575,10 @@ def check_core(loc: Location, check_llm: bool) -> list[Check]:
     return checks
 
 
-def _job_files(folder: Path) -> list[Path]:
-    if not folder.is_dir():
-        return []
-    return [p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".") and p.suffix == ".json"]
-
-
 def check_spool(loc: Location, cfg, stale_after_s: float = 3600) -> Check:
-    spool, dead = loc.spool_dir, loc.dead_dir
+    from .spool import spool_stats
+
+    spool = loc.spool_dir
     try:
         loc.ensure_dirs()
         probe = spool / f".doctor-{os.getpid()}"
@@ -590,15 +586,16 @@ def check_spool(loc: Location, cfg, stale_after_s: float = 3600) -> Check:
         probe.unlink()
     except OSError as exc:
         return Check("spool", "fail", f"{spool} is not writable: {exc.strerror}", f"fix the permissions of {spool}")
-    pending, failed = _job_files(spool), _job_files(dead)
-    oldest = min((p.stat().st_mtime for p in pending), default=None)
-    if failed:
-        return Check("spool", "warn", f"{len(pending)} pending, {len(failed)} failed for good in {dead}",
-                     "look at the errors in automem.log, then `automem drain --retry-dead`")
-    if oldest is not None and time.time() - oldest > stale_after_s:
-        return Check("spool", "warn", f"{len(pending)} pending, the oldest for {(time.time() - oldest) / 3600:.1f} h",
+    stats = spool_stats(loc)
+    pending, dead, age = stats["spool_depth"], stats["dead_jobs"], stats["spool_oldest_age_s"]
+    if dead:
+        last = "; ".join(stats.get("dead_last_errors") or [])
+        return Check("spool", "warn", f"{pending} pending, {dead} failed for good in {loc.dead_dir} ({last})",
+                     "fix the cause (see automem.log), then `automem drain --retry-dead`")
+    if pending and age > stale_after_s:
+        return Check("spool", "warn", f"{pending} pending, the oldest for {age / 3600:.1f} h",
                      "run `automem drain` (and check the LLM endpoint with `automem doctor --check-llm`)")
-    return Check("spool", "ok", f"{len(pending)} pending, none failed ({spool})")
+    return Check("spool", "ok", f"{pending} pending, none failed ({spool})")
 
 
 def check_llm_endpoint(cfg) -> Check:

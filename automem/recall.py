@@ -130,7 +130,15 @@ def write_cache(location: Location, data: dict) -> None:
 def load_items(location: Location, config: Config, open_store: Callable[[], Any] | None = None) -> list[RecallItem]:
     """The snapshot's memories, rebuilt first when it is stale (`open_store` gives the store to rebuild from)."""
     data = read_cache(location)
-    if not cache_is_fresh(location, config, data):
+    if not cache_is_fresh(location, config, data) and not config.chroma_url and read_generation(location) == 0 \
+            and not (location.chroma_dir / "chroma.sqlite3").exists():
+        data = {"version": CACHE_VERSION, "backend": "embedded", "generation": 0, "built_at": time.time(),
+                "memories": []}  # nothing was ever stored here: no need to open Chroma to learn that
+        try:
+            write_cache(location, data)
+        except OSError:
+            pass
+    elif not cache_is_fresh(location, config, data):
         if open_store is None:
             from .store import open_store as _open
 

@@ -167,23 +167,18 @@ def mirror_write(store, profile: str, action: str, target: str, content: str, me
     wing = WING_OF_TARGET.get(target, "user")
     session_id = str(metadata.get("session_id") or "")
     old_text = str(metadata.get("old_text") or "").strip()
+    new_text = (content or "").strip()
     out: dict = {"action": action, "wing": wing}
     if action in ("replace", "remove") and old_text:
-        # The built-in tool matches entries by substring; forget our mirrored copies that contained it.
+        # The built-in tool matches entries by substring: our mirrored copies that contained it are gone there, so
+        # they go here too (before the new text is decided, so it is not judged a duplicate of what it replaces).
         mirrored = store.list(profile=profile, wing=wing, where={"room": ROOM_MIRROR})
-        gone = [m.id for m in mirrored if m.profile == profile and old_text in m.text]
-        if action == "remove" or not content.strip():
-            out["forgotten"] = store.forget(gone) if gone else []
-        else:
-            out["replaced"] = gone
-    if action in ("add", "replace") and content.strip():
-        [d] = remember(store, [Candidate(text=content, wing=wing, profile=profile, room=ROOM_MIRROR,
+        gone = [m.id for m in mirrored if m.profile == profile and old_text in m.text and m.text != new_text]
+        out["forgotten"] = store.forget(gone) if gone else []
+    if action in ("add", "replace") and new_text:
+        [d] = remember(store, [Candidate(text=new_text, wing=wing, profile=profile, room=ROOM_MIRROR,
                                          added_by="builtin-memory", session_id=session_id)])
         out["decision"] = d.to_json()
-        if action == "replace" and out.get("replaced") and d.action in ("new", "update"):
-            stale = [i for i in out["replaced"] if i not in (d.id, d.matched_id)]
-            if stale:
-                store.forget(stale)
     return out
 
 
@@ -216,13 +211,15 @@ def enqueue_and_drain(location: Location, config: Config, messages: Sequence[dic
 
     if not config.auto_extract:
         return None
-    job = pipeline.enqueue(location, list(messages), session_id=session_id, source=source, config=config)
+    task_id = os.environ.get("HERMES_KANBAN_TASK", "")  # a kanban worker's session belongs to its task
+    job = pipeline.enqueue(location, list(messages), session_id=session_id, task_id=task_id, source=source,
+                           config=config)
     if job is None:
         return None
     if detached:
         pipeline.spawn_detached_drainer(location)
     else:
-        pipeline.start_background_drainer(location, config)
+        pipeline.start_background_drainer(location, config).kick()
     return getattr(job, "id", job)
 
 

@@ -117,7 +117,8 @@ def _split_comment(rest: str) -> tuple[str, str]:
         elif ch in "\"'":
             quote = ch
         elif ch == "#" and (i == 0 or rest[i - 1] in " \t"):
-            return rest[:i].strip(), " " + rest[i:].rstrip()
+            value = rest[:i].rstrip()
+            return value.strip(), rest[len(value):].rstrip() if value.strip() else " " + rest[i:].rstrip()
     return rest.strip(), ""
 
 
@@ -194,6 +195,8 @@ def _replace_value(line: str, new_value: str) -> str:
     m = _KEY.match(line)
     assert m
     _, comment = _split_comment(m.group("rest") or "")
+    if not new_value:
+        return f"{m.group('indent')}{m.group('key')}:{comment}"
     return f"{m.group('indent')}{m.group('key')}: {new_value}{comment}"
 
 

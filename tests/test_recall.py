@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from automem import recall
 from automem.config import Config
 from automem.paths import Location
@@ -83,6 +85,7 @@ def test_snapshot_is_written_by_the_store_on_close_and_read_without_opening_chro
     assert "暗色" in text and "RFC3339" in text and "vim" not in text
 
 
+@pytest.mark.embedded_only("freshness follows the embedded store's generation file")
 def test_a_stale_snapshot_is_rebuilt_and_forgotten_memories_leave_it(location, config):
     from automem.store import Store
 

@@ -49,7 +49,7 @@ def _guarded(default: Any = None) -> Callable:
                 return fn(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001
                 self = args[0] if args and isinstance(args[0], AutomemProvider) else None
-                home = str(self._session.location.profile_home) if self and self._session else None
+                home = getattr(self, "_home", None) or kwargs.get("hermes_home")
                 _log_failure(fn.__name__, exc, home)
                 return default() if callable(default) else default
 
@@ -72,6 +72,7 @@ class AutomemProvider(MemoryProvider):
 
     def __init__(self) -> None:
         self._session = None
+        self._home: str | None = None  # where failures are logged, known before anything can fail
 
     @property
     def name(self) -> str:
@@ -86,9 +87,10 @@ class AutomemProvider(MemoryProvider):
 
     @_guarded()
     def initialize(self, session_id: str, **kwargs) -> None:
+        self._home = kwargs.get("hermes_home") or _hermes_home()
         from automem.session import HermesSession, mark_active
 
-        self._session = HermesSession.start(kwargs.get("hermes_home") or _hermes_home(), session_id=session_id or "",
+        self._session = HermesSession.start(self._home, session_id=session_id or "",
                                             platform=kwargs.get("platform") or "cli",
                                             agent_context=kwargs.get("agent_context") or "primary")
         mark_active(self._session, True)  # automem's modules are shared by both roles; this module's are not
@@ -124,7 +126,7 @@ class AutomemProvider(MemoryProvider):
                 return '{"error": "automem is not initialised in this session"}'
             return self._session.handle_tool(tool_name, args)
         except Exception as exc:  # noqa: BLE001
-            _log_failure("handle_tool_call", exc)
+            _log_failure("handle_tool_call", exc, self._home)
             return '{"error": "automem tool failed; see <root>/automem/logs/automem.log"}'
 
     @_guarded()
@@ -188,6 +190,21 @@ def _tool_handler(name: str) -> Callable:
     return handle
 
 
+def _offer_host_llm(ctx) -> None:
+    """Let extraction use the host's model (extract_backend hermes/auto) in this process. `ctx.llm` is built on
+    the first call, not here: nothing on Hermes' start path."""
+    try:
+        from automem.llm import register_host_llm
+        from automem.paths import Location
+
+        def complete(*args, **kwargs):
+            return ctx.llm.complete(*args, **kwargs)
+
+        register_host_llm(Location.resolve(_hermes_home()).profile, complete)
+    except Exception as exc:  # noqa: BLE001 - extraction falls back to the other backends
+        _log_failure("register_host_llm", exc, _hermes_home())
+
+
 # -- kanban (issue 5): each handler hands over to automem.kanban, whose entry points never raise -----------------
 def _kanban_worker_start() -> None:
     try:
@@ -222,11 +239,12 @@ def _kanban_task_ended(event: str) -> Callable:
 
 
 def register(ctx) -> None:
-    """Both roles call this; each context keeps what it understands (the collector ignores tools and hooks)."""
+    """Both roles call this. The memory-provider loader passes a collector (no `manifest`) that keeps only the
+    provider; the plugin manager passes a PluginContext (with `manifest`) for tools and hooks."""
     if hasattr(ctx, "register_memory_provider"):
         ctx.register_memory_provider(AutomemProvider())
-    if not hasattr(ctx, "register_hook"):
-        return
+    if not hasattr(ctx, "manifest") or not hasattr(ctx, "register_hook"):
+        return  # the provider role: nothing else here would be kept, and nothing should run twice
     try:
         from automem.session import TOOL_SCHEMAS
     except ImportError:  # Hermes' Python cannot import automem: `automem doctor` says how to fix it
@@ -239,6 +257,7 @@ def register(ctx) -> None:
         except Exception as exc:  # noqa: BLE001 - e.g. a name clash; the provider tools still work
             _log_failure(f"register_tool:{schema['name']}", exc, _hermes_home())
     ctx.register_hook("on_session_finalize", _on_session_finalize)
+    _offer_host_llm(ctx)
 
     # ---- kanban hooks (issue 5): thin handlers that only call automem.kanban
     ctx.register_hook("kanban_task_completed", _kanban_task_ended("kanban_task_completed"))
