@@ -125,6 +125,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     add("stats", "counts per profile / wing / status, and the extraction spool")
 
+    p = add("extract", "run the extraction pipeline on a transcript now; print each candidate's decision")
+    p.add_argument("file", metavar="FILE|-", help='a JSON list or JSONL of {"role", "content"} messages ("-": stdin)')
+    p.add_argument("--session", default="", metavar="ID", help="session id recorded with the memories")
+    p.add_argument("--backend", choices=("auto", "openai", "hermes", "rules"),
+                   help="override automem.extract_backend for this run")
+
+    p = add("drain", "process the pending extraction jobs now")
+    p.add_argument("--retry-dead", action="store_true", help="first move the jobs in dead/ back into the spool")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="stay for jobs that come due within SECONDS (backing off after a failure)")
+    p.add_argument("--own-profile", action="store_true", help="only this profile's jobs (default: every profile)")
+    p.add_argument("--quiet", action="store_true", help="print nothing (errors still go to stderr)")
+    p.add_argument("--single", action="store_true",
+                   help="exit at once when another --single drainer runs (what hooks start)")
+
     from .install import add_parsers as add_install_parsers  # install, uninstall, doctor (repeatable --profile)
 
     add_install_parsers(sub, common)
@@ -273,7 +288,10 @@ def cmd_import(args, ctx: Context) -> int:
 
 @command("stats")
 def cmd_stats(args, ctx: Context) -> int:
+    from .pipeline import extraction_stats
+
     stats = ctx.store.stats()
+    stats.update(extraction_stats(ctx.location))
     if args.json:
         ctx.emit(stats)
         return 0
@@ -336,6 +354,98 @@ def cmd_doctor(args, ctx: Context) -> int:
     from .install import run_doctor
 
     return run_doctor(args)
+
+
+def _print_decision_json(ctx: Context, d: dict) -> None:
+    text = d.get("text") or ""
+    text = text if len(text) <= 60 else text[:57] + "..."
+    action = d.get("decision", "?")
+    extra = f" -> {d['matched_id']}" if action in ("duplicate", "update") and d.get("matched_id") else ""
+    ctx.emit(d, f"{action:<9} {d.get('id') or '-':<26} [{d.get('wing')}] {text}{extra}  ({d.get('reason')})")
+
+
+def _job_summary(rec: dict) -> str:
+    tokens = f"{rec.get('prompt_tokens', 0)}+{rec.get('completion_tokens', 0)} tokens"
+    took = f"{rec.get('latency_ms', 0):g} ms" if rec.get("latency_ms") is not None else ""
+    return (f"{rec.get('backend', '?')}: {len(rec.get('candidates') or [])} candidates, {tokens}"
+            + (f", {took}" if took else ""))
+
+
+@command("extract")
+def cmd_extract(args, ctx: Context) -> int:
+    from .pipeline import extract_now
+    from .transcript import read_transcript_file
+
+    if args.file == "-":
+        raw = sys.stdin.read()
+    else:
+        try:
+            with open(args.file, encoding="utf-8") as fh:
+                raw = fh.read()
+        except OSError as exc:
+            raise UsageError(f"cannot read {args.file}: {exc.strerror}") from None
+    try:
+        messages = read_transcript_file(raw)
+    except ValueError as exc:
+        raise UsageError(f"{args.file}: {exc}") from None
+    config = ctx.config
+    if args.backend:
+        config.extract_backend = args.backend
+    result = extract_now(ctx.location, messages, config=config, session_id=args.session, store=ctx.store)
+    if result.status == "skipped":
+        ctx.emit({"job": None, "status": "skipped", "reason": result.error}, f"nothing to extract: {result.error}")
+        return 0
+    if not args.json:
+        print(f"job {result.job_id} ({_job_summary(result.details)})")
+    for d in result.decisions:
+        _print_decision_json(ctx, d)
+    if result.status == "done":
+        if args.json:
+            ctx.emit({"job": result.job_id, "status": "done", **{k: result.details.get(k) for k in (
+                "backend", "prompt_tokens", "completion_tokens", "latency_ms", "parse_notes") if k in result.details}})
+        return 0
+    where = ("it stays in the spool and `automem drain` retries it" if result.status == "retry" else
+             "it is in dead/; fix the cause, then `automem drain --retry-dead`" if result.status == "dead" else "")
+    ctx.emit({"job": result.job_id, "status": result.status, "error": result.error},
+             None)
+    print(f"automem: error: extraction {result.status}: {result.error}" + (f"; {where}" if where else ""),
+          file=sys.stderr)
+    return 1
+
+
+@command("drain")
+def cmd_drain(args, ctx: Context) -> int:
+    from .pipeline import drain
+
+    report = drain(ctx.location, ctx.config, retry_dead=args.retry_dead,
+                   profile=ctx.profile if args.own_profile else None, wait_seconds=max(0.0, args.wait),
+                   single=args.single)
+    if report is None:  # another drainer runs and will take the jobs
+        if not args.quiet:
+            ctx.emit({"skipped": "another drainer is running"}, "another drainer is running; it takes the jobs")
+        return 0
+    if args.quiet:
+        return 0
+    for rec in report.jobs:
+        if args.json:
+            continue
+        counts: dict[str, int] = {}
+        for d in rec.get("decisions") or []:
+            counts[d.get("decision", "?")] = counts.get(d.get("decision", "?"), 0) + 1
+        decided = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing stored"
+        line = f"{rec['status']:<5} {rec['job']} [{rec.get('job_profile')}] "
+        line += f"{_job_summary(rec)}: {decided}" if rec["status"] == "done" else rec.get("error", "")
+        print(line)
+    summary = report.to_json()
+    if args.json:
+        ctx.emit(summary)
+    else:
+        due = f" (next due in {report.next_due_in:g} s)" if report.next_due_in is not None else ""
+        print(f"processed {report.processed}: done {report.done}, retry {report.retry}, dead {report.dead}"
+              + (f", revived {report.revived}" if report.revived else "")
+              + (f", {report.locked} held by another drainer" if report.locked else "")
+              + f"; pending {report.pending}{due}")
+    return 0 if report.dead == 0 and report.retry == 0 else 1
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,7 @@ _QUESTION_END = re.compile(r"[?？]\s*$")
 _QUESTION_START = re.compile(
     r"^(?:你(?:知道|记得|能|会|可以|觉得)|请问|能不能|可不可以|是否|what|which|how|why|when|where|who|"
     r"do you|can you|could you|would you|are you|is there|did you)\b", re.IGNORECASE)
-_CODE = re.compile(r"```|^\s*[$>#]\s|[{};]\s*$|\b(?:def|class|import|return)\s")
+_CODE = re.compile(r"```|^\s*[$>#]\s|[{}]\s*$|\b(?:def|class|import|return)\s")
 
 # (category, pattern). A sentence takes the category of the first pattern that matches where it is anchored
 # (persona statements about oneself win over instruction words later in the sentence: "我习惯用vim，不要推荐nano").

@@ -1,0 +1,348 @@
+"""The session-end extraction pipeline: spool -> prepare -> P2 -> P0 -> parse -> P1 (the write path).
+
+- `enqueue()` is what a hook spends: prepare the transcript (pure, milliseconds) and write one job file. It never
+  raises; a failure is logged with what was lost.
+- `process_job()` runs one job: P2 (known memories: the visible memories most similar to the transcript plus the
+  newest, wings user + instruction, within the seed's budget) -> P0 (the backend: an LLM with the seed's prompt,
+  or the offline rules) -> tolerant parse -> P1 (`write_path.remember`; with an LLM, borderline pairs are settled
+  by one batched judge call).
+- `extract_now()` runs the pipeline on a transcript at once (the CLI's `automem extract`), through the spool, so a
+  failed LLM call leaves the job there for a retry instead of losing it.
+- `drain()`, `spawn_detached_drainer()`, `start_background_drainer()`: the drainers of `automem.spool`, wired to
+  `process_job`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .config import Config, load_config
+from .errors import AutomemError
+from .extraction_prompt import build_judge_messages, build_messages, known_context
+from .log import log_event
+from .memory import WING_OF_CATEGORY
+from .paths import Location
+from .spool import (BackgroundDrainer, DrainReport, Job, drain_single, enqueue_job, is_done, job_id,
+                    job_path, process_one, spawn_detached_drainer as _spawn, write_atomic)
+from .spool import drain as _drain
+from .transcript import Transcript, prepare_with
+
+KNOWN_WINGS = ("user", "instruction")
+KNOWN_QUERY_MESSAGES = 8  # P2 looks up neighbours of this many of the newest user messages
+KNOWN_NEIGHBOURS = 5
+JUDGE_MAX_TOKENS = 200
+ANSWER_PREVIEW_CHARS = 300
+
+
+# -- enqueue (the hook's cost) ---------------------------------------------------------------------------------
+def make_job(messages: Sequence[Any], location: Location, config: Config, *, session_id: str = "",
+             task_id: str = "", origin: str = "hermes") -> Job | None:
+    """The job for a transcript, or None when the seed's rules say there is nothing to extract."""
+    transcript = prepare_with(messages, config)
+    if transcript is None:
+        return None
+    data = transcript.to_json()
+    return Job(id=job_id(location.profile, session_id, data), profile=location.profile, transcript=data,
+               session_id=session_id, task_id=task_id, origin=origin, created_at=time.time())
+
+
+def _origin_of(source: str) -> str:
+    return "cli" if source in ("cli", "extract") else "hermes"
+
+
+def enqueue(location: Location, messages: Sequence[Any], *, session_id: str = "", task_id: str = "",
+            source: str = "hermes", config: Config | None = None, origin: str | None = None) -> str | None:
+    """Write the session's extraction job to the spool (idempotent per profile + session + content).
+
+    Returns the job id, or None when the transcript is too short. Never raises: this runs inside Hermes' hooks.
+    """
+    try:
+        config = config or load_config(location)
+        job = make_job(messages, location, config, session_id=session_id, task_id=task_id,
+                       origin=origin or _origin_of(source))
+        if job is None:
+            log_event(location, "job_skipped", session_id=session_id, source=source,
+                      reason=f"fewer than {config.transcript_min_messages} user/assistant messages")
+            return None
+        created = enqueue_job(location, job)
+        log_event(location, "job_enqueued", job=job.id, session_id=session_id, source=source, new=created,
+                  messages=len(job.transcript))
+        return job.id
+    except Exception as exc:  # noqa: BLE001 - never a traceback into Hermes; say what was not saved
+        log_event(location, "enqueue_failed", session_id=session_id, source=source,
+                  error=f"{exc.__class__.__name__}: {exc}", messages=len(messages or []))
+        return None
+
+
+# -- P2 ----------------------------------------------------------------------------------------------------------
+def known_memories(store: Any, transcript: Transcript, profile: str, config: Config) -> list[str]:
+    """The memories the model is told it already knows: the visible user/instruction memories most similar to the
+    newest user messages, then the newest ones, within known_max_items / known_max_chars."""
+    queries = transcript.user_texts()[-KNOWN_QUERY_MESSAGES:] or [transcript.text[-1000:]]
+    ranked: dict[str, tuple[float, str]] = {}
+    try:
+        vectors = store.embed(queries)
+        for vec in vectors:
+            for mem, dist in store.search(embedding=vec, k=KNOWN_NEIGHBOURS, profile=profile, wings=KNOWN_WINGS):
+                if mem.id not in ranked or dist < ranked[mem.id][0]:
+                    ranked[mem.id] = (dist, mem.text)
+        similar = [text for _, text in sorted(ranked.values())]
+        newest = [m.text for m in store.list(profile=profile, wings=KNOWN_WINGS, limit=config.known_max_items)]
+    except AutomemError:
+        raise
+    except Exception as exc:  # an empty or new store: nothing known yet
+        log_event(store.location, "known_memories_failed", error=f"{exc.__class__.__name__}: {exc}")
+        return []
+    out: list[str] = []
+    for text in similar + newest:
+        if text not in out:
+            out.append(text)
+    return out
+
+
+# -- P0 + parse --------------------------------------------------------------------------------------------------
+def extract_candidates(transcript: Transcript, known: list[str], backend: Any, config: Config,
+                       details: dict) -> list[tuple[str, str]]:
+    """(category, text) pairs from the backend. Records tokens, latency and parse notes in `details`."""
+    from .parse import parse_extraction
+    from .rules import classify, extract_statements
+
+    details["backend"] = backend.name
+    if backend.name == "rules":
+        start = time.monotonic()
+        result = extract_statements(transcript.user_texts())
+        details["latency_ms"] = round((time.monotonic() - start) * 1000, 2)
+        details.setdefault("prompt_tokens", 0)
+        details.setdefault("completion_tokens", 0)
+    else:
+        known_text = known_context(known, config.known_max_items, config.known_max_chars)
+        details["known"] = len(known_text.split("；")) if known_text else 0
+        completion = backend.complete(build_messages(transcript.text, known_text))
+        details["model"] = completion.model
+        details["prompt_tokens"] = details.get("prompt_tokens", 0) + completion.prompt_tokens
+        details["completion_tokens"] = details.get("completion_tokens", 0) + completion.completion_tokens
+        details["latency_ms"] = round(completion.latency_ms, 1)
+        details["finish_reason"] = completion.finish_reason
+        details["answer_preview"] = completion.text[:ANSWER_PREVIEW_CHARS]
+        result = parse_extraction(completion.text, classify=classify, finish_reason=completion.finish_reason)
+    if result.notes:
+        details["parse_notes"] = result.notes
+    if result.truncated:
+        details["truncated"] = True
+    pairs = [(item.category, item.text) for item in result.items]
+    details["candidates"] = [{"category": c, "text": t} for c, t in pairs]
+    return pairs
+
+
+def make_judge(backend: Any, details: dict):
+    """A write-path judge backed by one batched LLM call (None for the rules backend)."""
+    if backend.name == "rules":
+        return None
+    from .parse import parse_judge
+
+    def judge(pairs: list[tuple[str, str]]) -> list[str]:
+        completion = backend.complete(build_judge_messages(pairs), max_tokens=JUDGE_MAX_TOKENS)
+        details["prompt_tokens"] = details.get("prompt_tokens", 0) + completion.prompt_tokens
+        details["completion_tokens"] = details.get("completion_tokens", 0) + completion.completion_tokens
+        details["judge_pairs"] = len(pairs)
+        details["judge_latency_ms"] = round(completion.latency_ms, 1)
+        return parse_judge(completion.text, len(pairs))
+
+    return judge
+
+
+# -- P1 and one job ------------------------------------------------------------------------------------------
+class Pipeline:
+    """What the drainer needs across jobs: the store (opened once), the configs and backends per profile."""
+
+    def __init__(self, location: Location, config: Config | None = None, store: Any = None,
+                 backend: Any = None):
+        self.location = location
+        self.config = config or load_config(location)
+        self._store = store
+        self._own_store = store is None
+        self._backend = backend
+        self._configs: dict[str, Config] = {location.profile: self.config}
+        self._lock = threading.Lock()
+
+    @property
+    def store(self) -> Any:
+        with self._lock:
+            if self._store is None:
+                from .store import open_store
+
+                self._store = open_store(self.location, self.config)
+            return self._store
+
+    def config_for(self, profile: str) -> Config:
+        if profile not in self._configs:
+            self._configs[profile] = load_config(Location(self.location.root, profile))
+        return self._configs[profile]
+
+    def backend_for(self, job: Job) -> Any:
+        if self._backend is not None:
+            return self._backend
+        from .llm import choose_backend
+
+        return choose_backend(self.config_for(job.profile), Location(self.location.root, job.profile), job.origin)
+
+    def process(self, job: Job, details: dict) -> list:
+        """Run one job; raises on failure (the spool records it and backs off)."""
+        from .write_path import Candidate, remember
+
+        config = self.config_for(job.profile)
+        transcript = Transcript.from_json(job.transcript)
+        backend = self.backend_for(job)
+        store = self.store
+        start = time.monotonic()
+        known = known_memories(store, transcript, job.profile, config) if backend.name != "rules" else []
+        details["p2_ms"] = round((time.monotonic() - start) * 1000, 1)
+        pairs = extract_candidates(transcript, known, backend, config, details)
+        candidates = [Candidate(text=text, wing=WING_OF_CATEGORY.get(cat, "user"), profile=job.profile,
+                                room="auto-extract", added_by="auto-extract", session_id=job.session_id,
+                                task_id=job.task_id, job=job.id) for cat, text in pairs]
+        decisions = remember(store, candidates, judge=make_judge(backend, details)) if candidates else []
+        details["decisions"] = [d.to_json() for d in decisions]
+        return decisions
+
+    def close(self) -> None:
+        if self._own_store and self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+@dataclass
+class ExtractResult:
+    job_id: str | None
+    status: str  # done | retry | dead | skipped
+    decisions: list = field(default_factory=list)
+    details: dict = field(default_factory=dict)
+    error: str = ""
+
+
+def extract_now(location: Location, messages: Sequence[Any], *, config: Config | None = None,
+                session_id: str = "", task_id: str = "", origin: str = "cli", store: Any = None,
+                backend: Any = None) -> ExtractResult:
+    """Run the whole pipeline on `messages` now, through the spool (even when this content was extracted before:
+    an explicit request runs again, and the write path keeps it from adding copies)."""
+    config = config or load_config(location)
+    job = make_job(messages, location, config, session_id=session_id, task_id=task_id, origin=origin)
+    if job is None:
+        return ExtractResult(None, "skipped", error=f"fewer than {config.transcript_min_messages} user/assistant "
+                                                    f"messages with text: nothing to extract")
+    from .spool import ensure_spool
+
+    ensure_spool(location)
+    existing = job_path(location, job.id)
+    if not existing.exists():
+        if is_done(location, job.id):
+            (location.spool_dir / ".done" / job.id).unlink(missing_ok=True)
+        if not enqueue_job(location, job):  # a dead job of the same content: run it again, fresh
+            write_atomic(existing, job.to_json())
+    else:  # pending (maybe backing off): run it now
+        from .spool import read_job
+
+        pending = read_job(existing) or job
+        pending.attempts, pending.next_attempt_at = 0, 0.0
+        write_atomic(existing, pending.to_json())
+    pipeline = Pipeline(location, config, store=store, backend=backend)
+    report = DrainReport()
+    try:
+        status = process_one(location, config, job, pipeline.process, report=report)
+    finally:
+        pipeline.close()
+    record = report.jobs[-1] if report.jobs else {}
+    decisions = record.get("decisions", [])
+    if status == "locked":
+        return ExtractResult(job.id, "locked", error="another drainer is processing this job right now")
+    return ExtractResult(job.id, status, decisions, record, record.get("error", ""))
+
+
+# -- drainers ------------------------------------------------------------------------------------------------
+def drain(location: Location, config: Config | None = None, *, retry_dead: bool = False, profile: str | None = None,
+          wait_seconds: float = 0.0, single: bool = False, store: Any = None, backend: Any = None,
+          max_jobs: int | None = None) -> DrainReport | None:
+    """Process the spool's due jobs now. With `single`, None when another single drainer already runs."""
+    config = config or load_config(location)
+    pipeline = Pipeline(location, config, store=store, backend=backend)
+    try:
+        kwargs = dict(retry_dead=retry_dead, profile=profile, wait_seconds=wait_seconds, max_jobs=max_jobs)
+        if single:
+            return drain_single(location, config, pipeline.process, **kwargs)
+        return _drain(location, config, pipeline.process, **kwargs)
+    finally:
+        pipeline.close()
+
+
+def spawn_detached_drainer(location: Location, **kwargs) -> int | None:
+    """A drainer process that outlives this one (for one-shot `hermes chat -q`); None when one already runs."""
+    try:
+        return _spawn(location, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - the job is in the spool; the next drainer will take it
+        log_event(location, "drainer_spawn_failed", error=f"{exc.__class__.__name__}: {exc}")
+        return None
+
+
+_background: dict[str, tuple[BackgroundDrainer, Pipeline]] = {}
+_background_lock = threading.Lock()
+
+
+def start_background_drainer(location: Location, config: Config | None = None, **kwargs) -> BackgroundDrainer:
+    """The drainer thread of this process for `location`'s profile (started once, kicked on every call)."""
+    key = f"{location.root}\x1f{location.profile}"
+    with _background_lock:
+        entry = _background.get(key)
+        if entry is None or not entry[0].alive:
+            config = config or load_config(location)
+            pipeline = Pipeline(location, config, **kwargs)
+            drainer = BackgroundDrainer(location, config, pipeline.process, profile=location.profile).start()
+            _background[key] = (drainer, pipeline)
+            return drainer
+    entry[0].kick()
+    return entry[0]
+
+
+def stop_background_drainers(timeout: float = 10.0) -> None:
+    with _background_lock:
+        entries = list(_background.values())
+        _background.clear()
+    for drainer, pipeline in entries:
+        drainer.stop(timeout)
+        pipeline.close()
+
+
+# -- figures -------------------------------------------------------------------------------------------------
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    idx = min(len(ordered) - 1, max(0, int(round(q * (len(ordered) - 1)))))
+    return round(ordered[idx], 1)
+
+
+def extraction_stats(location: Location) -> dict:
+    """Spool depth, dead jobs, and the token and latency totals of every logged job (for `automem stats`)."""
+    from .log import read_events
+    from .spool import spool_stats
+
+    out = spool_stats(location)
+    events = read_events(location, "job")
+    by_status: dict[str, int] = {}
+    prompt = completion = 0
+    latencies: list[float] = []
+    for ev in events:
+        by_status[ev.get("status", "?")] = by_status.get(ev.get("status", "?"), 0) + 1
+        prompt += int(ev.get("prompt_tokens") or 0)
+        completion += int(ev.get("completion_tokens") or 0)
+        if ev.get("status") == "done" and ev.get("backend") not in (None, "rules") and ev.get("latency_ms"):
+            latencies.append(float(ev["latency_ms"]))
+    out.update({
+        "jobs_logged": by_status,
+        "tokens": {"prompt": prompt, "completion": completion, "total": prompt + completion},
+        "llm_latency_ms": {"jobs": len(latencies), "total": round(sum(latencies), 1),
+                           "p50": _percentile(latencies, 0.5), "p95": _percentile(latencies, 0.95)},
+    })
+    return out

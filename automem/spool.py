@@ -1,0 +1,552 @@
+"""The durable extraction spool: one job file per session under `<root>/automem/spool/`, and its drainers.
+
+A session's prepared transcript is written here (tmp file, fsync, rename) before anything else happens, so the work
+survives the process that asked for it. The job id is a hash of (profile, session, transcript), so the same content
+enqueued twice is one job; processing a job again cannot duplicate memories either (deterministic memory ids and
+the write path). A job is claimed under its own non-blocking lock, so two drainers never process the same job; the
+attempt is counted when it is claimed, so a drainer killed mid-job leaves a job that is retried after its back-off
+and, after `spool_max_attempts`, moved to `dead/` rather than retried forever. Failed jobs back off exponentially
+(or as the server's Retry-After says); `dead/` jobs are kept for `automem drain --retry-dead`.
+
+Drainers: `drain()` (one pass, optionally waiting for jobs that come due soon), `BackgroundDrainer` (a thread for
+long-lived processes such as the gateway) and `spawn_detached_drainer()` (a process in its own session for one-shot
+`hermes chat -q` runs, which outlives its parent).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .config import Config
+from .errors import AutomemError, LLMError
+from .log import log_event
+from .paths import Location, ensure_private_dir
+
+JOB_VERSION = 1
+DONE_KEEP_SECONDS = 30 * 24 * 3600  # how long "this content was already extracted" is remembered
+DETACHED_WAIT_SECONDS = 90.0  # a detached drainer stays this long for jobs backing off (5 + 10 + 20 + 40 s)
+_HISTORY = 10
+
+
+@dataclass
+class Job:
+    id: str
+    profile: str
+    transcript: list  # [[role, text], ...], prepared (redacted, cut)
+    session_id: str = ""
+    task_id: str = ""
+    origin: str = "cli"  # hermes | cli | api: where it came from (the `auto` backend choice depends on it)
+    created_at: float = 0.0
+    attempts: int = 0
+    next_attempt_at: float = 0.0
+    last_error: str = ""
+    errors: list = field(default_factory=list)  # the last attempts' [time, error]
+    version: int = JOB_VERSION
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Job":
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+
+def job_id(profile: str, session_id: str, transcript: list) -> str:
+    """Deterministic: the same content of the same session is one job, however often it is enqueued."""
+    payload = json.dumps([profile, session_id, transcript], ensure_ascii=False, separators=(",", ":"))
+    return "j_" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
+
+
+def backoff_seconds(attempts: int, config: Config, retry_after: float | None = None) -> float:
+    """How long a job waits after its `attempts`-th failure: the server's Retry-After when it gave one, else
+    exponential from spool_backoff_seconds; never more than spool_backoff_max_seconds."""
+    if retry_after is not None:
+        return min(max(0.0, retry_after), config.spool_backoff_max_seconds)
+    return min(config.spool_backoff_seconds * (2 ** max(0, attempts - 1)), config.spool_backoff_max_seconds)
+
+
+# -- files -----------------------------------------------------------------------------------------------------
+def _done_dir(location: Location) -> Path:
+    return location.spool_dir / ".done"
+
+
+def _locks_dir(location: Location) -> Path:
+    return location.spool_dir / ".locks"
+
+
+def job_path(location: Location, jid: str, dead: bool = False) -> Path:
+    return (location.dead_dir if dead else location.spool_dir) / f"{jid}.json"
+
+
+def write_atomic(path: Path, data: dict) -> None:
+    """tmp file + fsync + rename (+ fsync of the folder): a reader sees the old file or the new one, never half."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    raw = json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, raw)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    try:
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+
+
+def read_job(path: Path) -> Job | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return Job.from_json(json.load(fh))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError) as exc:
+        raise AutomemError(f"cannot read job file {path}: {exc}") from None
+
+
+def ensure_spool(location: Location) -> None:
+    for d in (location.automem_dir, location.spool_dir, location.dead_dir, location.logs_dir, _done_dir(location),
+              _locks_dir(location)):
+        ensure_private_dir(d)
+
+
+def is_done(location: Location, jid: str) -> bool:
+    return (_done_dir(location) / jid).exists()
+
+
+def enqueue_job(location: Location, job: Job) -> bool:
+    """Write `job` to the spool unless it is already pending, dead or done. True when a new file was written."""
+    ensure_spool(location)
+    if job_path(location, job.id).exists() or job_path(location, job.id, dead=True).exists() \
+            or is_done(location, job.id):
+        return False
+    if not job.created_at:
+        job.created_at = time.time()
+    write_atomic(job_path(location, job.id), job.to_json())
+    return True
+
+
+def pending_jobs(location: Location, profile: str | None = None) -> list[Job]:
+    """Every readable job in the spool (oldest first); an unreadable file is moved to dead/ and logged."""
+    out = []
+    try:
+        names = sorted(p for p in os.listdir(location.spool_dir) if p.endswith(".json") and not p.startswith("."))
+    except FileNotFoundError:
+        return []
+    for name in names:
+        path = location.spool_dir / name
+        try:
+            job = read_job(path)
+        except AutomemError as exc:
+            _quarantine(location, path, str(exc))
+            continue
+        if job is not None and (profile is None or job.profile == profile):
+            out.append(job)
+    out.sort(key=lambda j: (j.created_at, j.id))
+    return out
+
+
+def dead_jobs(location: Location) -> list[Job]:
+    out = []
+    try:
+        names = sorted(p for p in os.listdir(location.dead_dir) if p.endswith(".json") and not p.startswith("."))
+    except FileNotFoundError:
+        return []
+    for name in names:
+        try:
+            job = read_job(location.dead_dir / name)
+        except AutomemError:
+            continue
+        if job is not None:
+            out.append(job)
+    return out
+
+
+def _quarantine(location: Location, path: Path, error: str) -> None:
+    ensure_private_dir(location.dead_dir)
+    target = location.dead_dir / (path.name + ".unreadable")
+    try:
+        os.replace(path, target)
+    except OSError:
+        return
+    log_event(location, "job", job=path.stem, status="dead", error=error, file=str(target))
+
+
+def mark_done(location: Location, job: Job) -> None:
+    ensure_private_dir(_done_dir(location))
+    marker = _done_dir(location) / job.id
+    with open(marker, "w", encoding="ascii") as fh:
+        fh.write(str(int(time.time())))
+    try:
+        os.unlink(job_path(location, job.id))
+    except FileNotFoundError:
+        pass
+
+
+def move_to_dead(location: Location, job: Job, error: str) -> None:
+    ensure_private_dir(location.dead_dir)
+    job.last_error = error
+    write_atomic(job_path(location, job.id, dead=True), job.to_json())
+    try:
+        os.unlink(job_path(location, job.id))
+    except FileNotFoundError:
+        pass
+
+
+def revive_dead(location: Location) -> list[str]:
+    """Move every dead job back into the spool with a fresh attempt budget (`automem drain --retry-dead`)."""
+    revived = []
+    for job in dead_jobs(location):
+        job.attempts, job.next_attempt_at = 0, 0.0
+        ensure_spool(location)
+        write_atomic(job_path(location, job.id), job.to_json())
+        try:
+            os.unlink(job_path(location, job.id, dead=True))
+        except FileNotFoundError:
+            pass
+        revived.append(job.id)
+    return revived
+
+
+def _cleanup_done(location: Location, now: float) -> None:
+    try:
+        entries = list(os.scandir(_done_dir(location)))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        try:
+            if now - entry.stat().st_mtime > DONE_KEEP_SECONDS:
+                os.unlink(entry.path)
+        except OSError:
+            pass
+
+
+class JobLock:
+    """A non-blocking per-job lock (flock via filelock): released by the OS when its holder dies."""
+
+    def __init__(self, location: Location, jid: str):
+        from filelock import FileLock
+
+        ensure_private_dir(_locks_dir(location))
+        self.path = _locks_dir(location) / f"{jid}.lock"
+        self._lock = FileLock(str(self.path), mode=0o600)
+
+    def try_acquire(self) -> bool:
+        from filelock import Timeout
+
+        try:
+            self._lock.acquire(timeout=0)
+            return True
+        except Timeout:
+            return False
+
+    def release(self, remove: bool = False) -> None:
+        if remove:
+            try:
+                os.unlink(self.path)  # while still held: the next claimant re-reads the job file and finds it gone
+            except OSError:
+                pass
+        self._lock.release()
+
+
+# -- draining --------------------------------------------------------------------------------------------------
+@dataclass
+class DrainReport:
+    processed: int = 0
+    done: int = 0
+    retry: int = 0
+    dead: int = 0
+    locked: int = 0
+    revived: int = 0
+    pending: int = 0
+    next_due_in: float | None = None
+    jobs: list = field(default_factory=list)  # one dict per processed job (what was logged)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+# process(job, details) does the work; it fills `details` (candidates, decisions, tokens, latency) as it goes and
+# raises on failure (LLMError with .retryable and maybe .retry_after; anything else is retried too).
+Processor = Callable[[Job, dict], Any]
+
+
+def process_one(location: Location, config: Config, job: Job, process: Processor, now: float | None = None,
+                report: DrainReport | None = None) -> str:
+    """Claim and run one job. Returns done | retry | dead | locked | gone. Never raises for the job's failure."""
+    lock = JobLock(location, job.id)
+    if not lock.try_acquire():
+        return "locked"
+    finished = False
+    try:
+        current = read_job(job_path(location, job.id))
+        now = time.time() if now is None else now
+        if current is None:
+            return "gone"  # another drainer finished it meanwhile
+        if is_done(location, current.id):  # finished, but killed before the file was removed
+            job_path(location, current.id).unlink(missing_ok=True)
+            return "gone"
+        if current.next_attempt_at > now:
+            return "locked"
+        job = current
+        if job.attempts >= config.spool_max_attempts:
+            error = job.last_error or "the drainer stopped during every attempt"
+            move_to_dead(location, job, f"gave up after {job.attempts} attempts: {error}")
+            _log_job(location, job, "dead", {}, job.last_error, report)
+            return "dead"
+        # Claim: count the attempt first, with a lease, so a drainer killed from here on is visible afterwards.
+        job.attempts += 1
+        job.next_attempt_at = now + backoff_seconds(job.attempts, config)
+        job.last_error = job.last_error or ""
+        write_atomic(job_path(location, job.id), job.to_json())
+        details: dict = {}
+        start = time.monotonic()
+        try:
+            process(job, details)
+        except Exception as exc:  # noqa: BLE001 - a job's failure is recorded, never raised into the host
+            details.setdefault("job_ms", round((time.monotonic() - start) * 1000, 1))
+            error = str(exc) if isinstance(exc, AutomemError) else f"{exc.__class__.__name__}: {exc}"
+            retryable = getattr(exc, "retryable", True) if isinstance(exc, LLMError) else True
+            job.errors = (job.errors + [[round(time.time(), 3), error]])[-_HISTORY:]
+            job.last_error = error
+            if not retryable or job.attempts >= config.spool_max_attempts:
+                why = "not retryable" if not retryable else f"gave up after {job.attempts} attempts"
+                move_to_dead(location, job, f"{why}: {error}")
+                _log_job(location, job, "dead", details, error, report)
+                return "dead"
+            delay = backoff_seconds(job.attempts, config, getattr(exc, "retry_after", None))
+            job.next_attempt_at = time.time() + delay
+            write_atomic(job_path(location, job.id), job.to_json())
+            details["retry_in_s"] = round(delay, 3)
+            _log_job(location, job, "retry", details, error, report)
+            return "retry"
+        details.setdefault("job_ms", round((time.monotonic() - start) * 1000, 1))
+        mark_done(location, job)
+        finished = True
+        _log_job(location, job, "done", details, "", report)
+        return "done"
+    finally:
+        lock.release(remove=finished)
+
+
+def _log_job(location: Location, job: Job, status: str, details: dict, error: str,
+             report: DrainReport | None) -> None:
+    record = {"job": job.id, "status": status, "job_profile": job.profile, "session_id": job.session_id,
+              "attempt": job.attempts, "error": error, **details}
+    log_event(location, "job", **record)
+    if report is not None:
+        report.jobs.append(record)
+
+
+def drain(location: Location, config: Config, process: Processor, *, retry_dead: bool = False,
+          profile: str | None = None, wait_seconds: float = 0.0, max_jobs: int | None = None,
+          stop: threading.Event | None = None) -> DrainReport:
+    """Process every due job (of `profile`, or all). With `wait_seconds`, stay for jobs that come due by then."""
+    ensure_spool(location)
+    report = DrainReport()
+    if retry_dead:
+        report.revived = len(revive_dead(location))
+    deadline = time.monotonic() + max(0.0, wait_seconds)
+    _cleanup_done(location, time.time())
+    while stop is None or not stop.is_set():
+        now = time.time()
+        jobs = pending_jobs(location, profile)
+        due = [j for j in jobs if j.next_attempt_at <= now]
+        progressed = False
+        for job in due:
+            if stop is not None and stop.is_set():
+                break
+            status = process_one(location, config, job, process, report=report)
+            if status == "locked":
+                report.locked += 1
+                continue
+            if status == "gone":
+                continue
+            progressed = True
+            report.processed += 1
+            setattr(report, status, getattr(report, status) + 1)
+            if max_jobs is not None and report.processed >= max_jobs:
+                break
+        if max_jobs is not None and report.processed >= max_jobs:
+            break
+        if progressed:
+            continue
+        waiting = [j.next_attempt_at for j in pending_jobs(location, profile)]
+        if not waiting:
+            break
+        sleep_for = max(0.05, min(waiting) - time.time())
+        if time.monotonic() + sleep_for > deadline:
+            break
+        if stop is not None:
+            if stop.wait(sleep_for):
+                break
+        else:
+            time.sleep(sleep_for)
+    remaining = pending_jobs(location, profile)
+    report.pending = len(remaining)
+    if remaining:
+        report.next_due_in = round(max(0.0, min(j.next_attempt_at for j in remaining) - time.time()), 3)
+    return report
+
+
+def spool_stats(location: Location) -> dict:
+    jobs = pending_jobs(location) if location.spool_dir.is_dir() else []
+    now = time.time()
+    dead = dead_jobs(location)
+    return {
+        "spool_depth": len(jobs),
+        "spool_due": sum(1 for j in jobs if j.next_attempt_at <= now),
+        "spool_oldest_age_s": round(now - min(j.created_at for j in jobs), 1) if jobs else 0,
+        "dead_jobs": len(dead),
+        "dead_last_errors": [f"{j.id}: {j.last_error}" for j in dead[-3:]],
+    }
+
+
+# -- drainers for hosts --------------------------------------------------------------------------------------
+class SingleDrainer:
+    """At most one detached drainer per root: a lock held for the drainer's lifetime."""
+
+    def __init__(self, location: Location):
+        from filelock import FileLock
+
+        ensure_spool(location)
+        self._lock = FileLock(str(_locks_dir(location) / "drainer.lock"), mode=0o600)
+
+    def try_acquire(self) -> bool:
+        from filelock import Timeout
+
+        try:
+            self._lock.acquire(timeout=0)
+            return True
+        except Timeout:
+            return False
+
+    def release(self) -> None:
+        self._lock.release()
+
+    @property
+    def held_elsewhere(self) -> bool:
+        if self.try_acquire():
+            self.release()
+            return False
+        return True
+
+
+def drain_single(location: Location, config: Config, process: Processor, **kwargs) -> DrainReport | None:
+    """`drain` unless another single drainer runs (None then). After letting go of the lock it looks once more,
+    so a job enqueued while it was finishing is not left behind."""
+    guard = SingleDrainer(location)
+    total = DrainReport()
+    while True:
+        if not guard.try_acquire():
+            return total if total.processed or total.revived else None
+        try:
+            report = drain(location, config, process, **kwargs)
+        finally:
+            guard.release()
+        for key in ("processed", "done", "retry", "dead", "locked", "revived"):
+            setattr(total, key, getattr(total, key) + getattr(report, key))
+        total.jobs += report.jobs
+        total.pending, total.next_due_in = report.pending, report.next_due_in
+        kwargs["retry_dead"] = False
+        profile = kwargs.get("profile")
+        if not any(j.next_attempt_at <= time.time() for j in pending_jobs(location, profile)):
+            return total
+
+
+def _package_parent() -> str:
+    return str(Path(__file__).resolve().parent.parent)
+
+
+def spawn_detached_drainer(location: Location, *, python: str | None = None, wait_seconds: float | None = None,
+                           env: dict | None = None) -> int | None:
+    """Start `python -m automem drain` in a new session (it survives the parent's exit); its stdin and stdout go
+    to /dev/null, its stderr to automem's log folder. Returns the pid, or None when a drainer already runs."""
+    ensure_spool(location)
+    if SingleDrainer(location).held_elsewhere:
+        return None
+    wait = DETACHED_WAIT_SECONDS if wait_seconds is None else wait_seconds
+    cmd = [python or sys.executable, "-m", "automem", "drain", "--quiet", "--single", "--own-profile",
+           "--wait", str(wait), "--hermes-home", str(location.profile_home), "--profile", location.profile]
+    child_env = dict(os.environ if env is None else env)
+    child_env["HERMES_HOME"] = str(location.profile_home)
+    parent = _package_parent()
+    paths = [p for p in child_env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if parent not in paths:
+        child_env["PYTHONPATH"] = os.pathsep.join([parent, *paths])
+    ensure_private_dir(location.logs_dir)
+    err = open(location.logs_dir / "drainer.stderr", "ab")
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                start_new_session=True, close_fds=True, env=child_env, cwd=str(location.automem_dir))
+    except OSError as exc:
+        log_event(location, "drainer_spawn_failed", error=str(exc))
+        return None
+    finally:
+        err.close()
+    log_event(location, "drainer_spawned", child=proc.pid)
+    return proc.pid
+
+
+class BackgroundDrainer:
+    """A daemon thread that drains the spool for a long-lived process (the gateway). `kick()` after an enqueue.
+
+    If the process dies mid-job, the job is still in the spool and the next drainer finishes it.
+    """
+
+    def __init__(self, location: Location, config: Config, process: Processor, profile: str | None = None,
+                 idle_seconds: float = 30.0):
+        self.location, self.config, self.process, self.profile = location, config, process, profile
+        self.idle_seconds = idle_seconds
+        self._kick = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.passes = 0
+
+    def start(self) -> "BackgroundDrainer":
+        if self._thread is None or not self._thread.is_alive():
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="automem-drainer", daemon=True)
+            self._thread.start()
+        return self
+
+    def kick(self) -> None:
+        self._kick.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._kick.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._kick.clear()
+            try:
+                report = drain(self.location, self.config, self.process, profile=self.profile, stop=self._stop)
+                self.passes += 1
+                wait = self.idle_seconds if report.next_due_in is None else min(self.idle_seconds,
+                                                                               max(0.05, report.next_due_in))
+            except Exception as exc:  # noqa: BLE001 - the thread must not die; the failure is logged
+                log_event(self.location, "drainer_error", error=f"{exc.__class__.__name__}: {exc}")
+                wait = self.idle_seconds
+            self._kick.wait(wait)
