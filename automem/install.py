@@ -559,6 +559,10 @@ def check_core(loc: Location, check_llm: bool) -> list[Check]:
     except Exception as exc:  # noqa: BLE001 - report whatever the store raised
         checks.append(Check("store", "fail", f"{exc.__class__.__name__}: {exc}",
                             "see the message; `automem export` from a backup root if the folder is damaged"))
+    if cfg.chroma_url:  # reachable, version, tenant/database, collection, embedding function
+        from .server import server_checks
+
+        checks.extend(Check(c.name, c.status, c.detail, c.fix) for c in server_checks(cfg))
     try:
         from .embeddings import embed
 

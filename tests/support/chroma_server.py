@@ -51,6 +51,18 @@ def chroma_command() -> list[str]:
     return [sys.executable, "-c", "import sys; from chromadb.cli.cli import app; sys.argv[0] = 'chroma'; app()"]
 
 
+def create_database(url: str, name: str | None = None, tenant: str = "default_tenant") -> str:
+    """Create an empty database on the server at `url` and return its name (random when not given)."""
+    name = name or f"test-{uuid.uuid4().hex[:16]}"
+    req = urllib.request.Request(f"{url}/api/v2/tenants/{tenant}/databases",
+                                 data=json.dumps({"name": name}).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        if resp.status != 200:
+            raise RuntimeError(f"creating database {name} on {url}: HTTP {resp.status}")
+    return name
+
+
 class ChromaServer:
     def __init__(self, path: str | os.PathLike | None = None, port: int | None = None):
         self._own_dir = path is None
@@ -102,13 +114,7 @@ class ChromaServer:
 
     def new_database(self, name: str | None = None, tenant: str = "default_tenant") -> str:
         """Create an empty database and return its name."""
-        name = name or f"test-{uuid.uuid4().hex[:16]}"
-        req = urllib.request.Request(f"{self.url}/api/v2/tenants/{tenant}/databases",
-                                     data=json.dumps({"name": name}).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            assert resp.status == 200, resp.status
-        return name
+        return create_database(self.url, name, tenant)
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None

@@ -1,0 +1,212 @@
+"""`automem compact`: merge near-duplicates that raced in.
+
+On one machine the write lock makes every write decision see the writes before it. Writers on several machines
+sharing a Chroma server have no such lock, so two of them can both store "new" for what is one fact, or both keep a
+fact and its changed value active. Compaction replays the write path's own decision (`automem.dedup.decide`) over
+the store's history, in the order the records were written (Chroma returns them in insertion order; ties of the
+one-second `created_at` do not matter), each active memory against the memories that were alive when it was
+written and are visible to it (same wing; its own profile, or any profile in a shared wing):
+
+- the pair is a **duplicate** -> the older stays, the newer becomes `superseded` with `superseded_by` = the older;
+- the pair is an **update** -> the older becomes `superseded` with `superseded_by` = the newer.
+
+"Alive when it was written" includes memories superseded later (by the memory that superseded them, which comes
+after) and memories forgotten later, so on a store whose writes never raced the replay repeats the decisions the
+write path made and changes nothing. A writer that raced (its partner was invisible to it) is decided again with
+the partner in view: that is the store a serialised run of the same writes would have left.
+
+Passes repeat until one changes nothing, so a second `compact` changes nothing either. Nothing is deleted. On the
+embedded store it runs under the write lock; on a server it is safe next to live writers (a memory forgotten
+meanwhile stays forgotten, see `Store.update_metadata`). The judge (LLM) is not consulted: borderline pairs get
+the cheap checks' answer, as in the write path without a judge.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Iterable, Sequence
+
+from .dedup import Neighbour, Thresholds, decide
+from .memory import Memory
+
+_BLOCK = 512  # rows per matrix product: bounds memory (block x group size floats)
+MAX_PASSES = 5
+
+
+@dataclass
+class Record:
+    """A stored memory (any status) with its stored vector and its place in the write order."""
+
+    memory: Memory
+    vector: Sequence[float]
+    pos: int
+
+
+@dataclass
+class Merge:
+    action: str  # duplicate | update
+    kept: str  # stays active
+    superseded: str  # becomes superseded, superseded_by = kept
+    reason: str
+    distance: float
+    kept_text: str
+    superseded_text: str
+    wing: str
+    kept_profile: str
+    superseded_profile: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class CompactReport:
+    scanned: int
+    merges: list[Merge] = field(default_factory=list)
+    passes: int = 0
+    dry_run: bool = False
+    skipped: list[str] = field(default_factory=list)  # ids without a usable vector
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return {"scanned": self.scanned, "merged": len(self.merges), "passes": self.passes, "dry_run": self.dry_run,
+                "duplicates": sum(m.action == "duplicate" for m in self.merges),
+                "updates": sum(m.action == "update" for m in self.merges),
+                "skipped": self.skipped, "seconds": round(self.seconds, 3)}
+
+
+def visibility_group(m: Memory, shared_wings: Iterable[str]) -> tuple[str, str]:
+    """Memories that can see each other in the write path: a shared wing across profiles, else one profile's wing."""
+    return ("*", m.wing) if m.wing in set(shared_wings) else (m.profile, m.wing)
+
+
+_ACTIVE, _SUPERSEDED, _FORGOTTEN = 0, 1, 2
+_CODE = {"active": _ACTIVE, "superseded": _SUPERSEDED, "forgotten": _FORGOTTEN}
+
+
+class _Group:
+    """One visibility group in write order, as arrays the replay updates in place."""
+
+    def __init__(self, records: list[Record], pos_of: dict[str, int]):
+        import numpy as np
+
+        self.records = sorted(records, key=lambda r: r.pos)
+        self.vecs = np.asarray([r.vector for r in self.records], dtype=np.float32)
+        self.pos = np.asarray([r.pos for r in self.records], dtype=np.int64)
+        self.status = np.asarray([_CODE.get(r.memory.status, _ACTIVE) for r in self.records], dtype=np.int8)
+        # Write position of the memory that superseded each one (-1: unknown, so dead for everything after it).
+        self.sup_pos = np.asarray([pos_of.get(r.memory.superseded_by, -1) for r in self.records], dtype=np.int64)
+        self.updated = np.asarray([r.memory.updated_at for r in self.records], dtype=np.int64)
+        self.created = np.asarray([r.memory.created_at for r in self.records], dtype=np.int64)
+
+    def alive_before(self, i: int):
+        """Which earlier members were alive when member i was written (or since made dead by this replay)."""
+        st, p = self.status[:i], self.pos[i]
+        return ((st == _ACTIVE) | ((st == _SUPERSEDED) & (self.sup_pos[:i] >= p))
+                | ((st == _FORGOTTEN) & (self.updated[:i] > self.created[i])))
+
+
+def plan_pass(groups: list[_Group], thresholds: Thresholds, k: int) -> list[Merge]:
+    """One replay over every group; marks the merges in the groups' arrays and returns them in order."""
+    import numpy as np
+
+    merges: list[Merge] = []
+    for g in groups:
+        n = len(g.records)
+        for start in range(0, n, _BLOCK):
+            stop = min(n, start + _BLOCK)
+            sims = g.vecs[start:stop] @ g.vecs[:stop].T  # row i: cosine similarity to every member up to the block
+            for i in range(max(start, 1), stop):
+                if g.status[i] != _ACTIVE:
+                    continue
+                row = np.where(g.alive_before(i), sims[i - start, :i], -np.inf)
+                take = min(k, i)
+                nearest = np.argpartition(-row, take - 1)[:take] if take < i else np.arange(i)
+                nearest = [int(j) for j in sorted(nearest, key=lambda j: -row[j]) if np.isfinite(row[j])]
+                if not nearest:
+                    continue
+                me = g.records[i].memory
+                neighbours = [Neighbour(g.records[j].memory.id, g.records[j].memory.text, float(1.0 - row[j]))
+                              for j in nearest]
+                verdict = decide(me.text, neighbours, thresholds)
+                if verdict.action not in ("duplicate", "update") or not verdict.matched_id:
+                    continue
+                j = next((j for j in nearest if g.records[j].memory.id == verdict.matched_id), None)
+                if j is None or g.status[j] != _ACTIVE:
+                    continue  # the write path decided against a memory that is no longer current: history stands
+                other = g.records[j].memory
+                dist = float(1.0 - row[j])
+                if verdict.action == "duplicate":  # keep the oldest
+                    g.status[i], g.sup_pos[i] = _SUPERSEDED, g.pos[j]
+                    merges.append(Merge("duplicate", other.id, me.id, verdict.reason, dist, other.text, me.text,
+                                        me.wing, other.profile, me.profile))
+                else:  # the newer states the changed value
+                    g.status[j], g.sup_pos[j] = _SUPERSEDED, g.pos[i]
+                    merges.append(Merge("update", me.id, other.id, verdict.reason, dist, me.text, other.text,
+                                        me.wing, me.profile, other.profile))
+    return merges
+
+
+def plan(records: Sequence[Record], shared_wings: Iterable[str], thresholds: Thresholds, k: int,
+         max_passes: int = MAX_PASSES) -> tuple[list[Merge], int]:
+    """Replay passes until one changes nothing. Returns the merges in the order made and the passes run."""
+    shared = list(shared_wings)
+    pos_of = {r.memory.id: r.pos for r in records}
+    by_group: dict[tuple[str, str], list[Record]] = {}
+    for r in records:
+        by_group.setdefault(visibility_group(r.memory, shared), []).append(r)
+    groups = [_Group(members, pos_of) for members in by_group.values() if len(members) > 1]
+    merges: list[Merge] = []
+    passes = 0
+    while passes < max_passes:
+        passes += 1
+        found = plan_pass(groups, thresholds, k)
+        merges += found
+        if not found:
+            break
+    return merges, passes
+
+
+def load_records(store) -> tuple[list[Record], list[str]]:
+    """Every stored memory with its vector, in write order; ids whose vector is missing come second."""
+    from .migrate import iter_raw
+
+    records, skipped = [], []
+    dim = None
+    for pos, rec in enumerate(iter_raw(store.collection)):
+        vec = rec.embedding
+        if vec is None or len(vec) == 0 or (dim is not None and len(vec) != dim):
+            skipped.append(rec.id)
+            continue
+        dim = dim or len(vec)
+        records.append(Record(Memory.from_record(rec.id, rec.document, rec.metadata), vec, pos))
+    return records, skipped
+
+
+def compact(store, dry_run: bool = False, now: int | None = None) -> CompactReport:
+    """Plan and (unless dry_run) apply the merges on `store`; see the module docstring."""
+    t0 = time.monotonic()
+    now = int(now if now is not None else time.time())
+    thresholds = Thresholds.from_config(store.config)
+    with store.lock():
+        records, skipped = load_records(store)
+        scanned = sum(r.memory.status == "active" for r in records)
+        merges, passes = plan(records, store.config.shared_wings, thresholds, store.config.dedup_neighbours)
+        if merges and not dry_run:
+            by_id = {r.memory.id: r.memory for r in records}
+            changed: dict[str, Memory] = {}
+            for m in merges:
+                old, kept = by_id[m.superseded], by_id[m.kept]
+                old.status, old.superseded_by, old.updated_at = "superseded", kept.id, now
+                changed[old.id] = old
+                if m.action == "duplicate":
+                    kept.updated_at = max(kept.updated_at, now)  # restated: the fact is still current
+                    changed.setdefault(kept.id, kept)
+            store.update_metadata(list(changed.values()))
+    report = CompactReport(scanned=scanned, merges=merges, passes=passes, dry_run=dry_run, skipped=skipped,
+                           seconds=time.monotonic() - t0)
+    from .log import log_event
+
+    log_event(store.location, "compact", **report.to_json(), merges=[m.to_json() for m in merges])
+    return report
