@@ -140,6 +140,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--single", action="store_true",
                    help="exit at once when another --single drainer runs (what hooks start)")
 
+    p = add("compact", "merge near-duplicates that raced in (writers on several machines): keep the oldest "
+                       "duplicate, supersede stale values; safe at any time, on either kind of store")
+    p.add_argument("--dry-run", action="store_true", help="show what would be merged, change nothing")
+
+    p = add("migrate", "copy every memory (ids, text, metadata, status, vectors) to a Chroma server or back")
+    p.add_argument("--to", required=True, metavar="URL|PATH",
+                   help="http(s)://host:port of a Chroma server, or a Hermes root (or its automem/chroma folder)")
+    p.add_argument("--tenant", help="server tenant (default: automem.chroma_tenant); created if absent")
+    p.add_argument("--database", help="server database (default: automem.chroma_database); created if absent")
+    p.add_argument("--merge", action="store_true", help="copy into a target that already holds memories")
+
     from .install import add_parsers as add_install_parsers  # install, uninstall, doctor (repeatable --profile)
 
     add_install_parsers(sub, common)
@@ -354,6 +365,39 @@ def cmd_doctor(args, ctx: Context) -> int:
     from .install import run_doctor
 
     return run_doctor(args)
+
+
+@command("compact")
+def cmd_compact(args, ctx: Context) -> int:
+    from .compact import compact
+
+    report = compact(ctx.store, dry_run=args.dry_run)
+    verb = "would supersede" if args.dry_run else "superseded"
+    for m in report.merges:
+        ctx.emit({"merge": m.to_json(), "dry_run": args.dry_run},
+                 f"{m.action:<9} {verb} {m.superseded} [{m.wing}/{m.superseded_profile}] {m.superseded_text} "
+                 f"-> keeps {m.kept} {m.kept_text}  ({m.reason})")
+    summary = report.to_json()
+    ctx.emit({"summary": summary},
+             f"{'dry run: ' if args.dry_run else ''}{summary['scanned']} active memories, {summary['merged']} merged "
+             f"({summary['duplicates']} duplicates, {summary['updates']} updates) in {summary['seconds']} s")
+    return 0
+
+
+@command("migrate")
+def cmd_migrate(args, ctx: Context) -> int:
+    from .migrate import is_url, migrate
+
+    report = migrate(ctx.store, args.to, tenant=args.tenant, database=args.database, merge=args.merge)
+    hint = (f"to use it: set `automem: {{chroma_url: {args.to}}}` in config.yaml" if is_url(args.to)
+            else "to use it: remove automem.chroma_url from config.yaml of that root")
+    ctx.emit(report.to_json(),
+             f"copied {report.copied} memories from {report.source} to {report.target} "
+             f"({', '.join(f'{k} {v}' for k, v in sorted(report.by_status.items())) or 'empty'}); "
+             f"verified {report.verified}" + (f"; created {', '.join(report.created)}" if report.created else "")
+             + (f"; MISMATCHED {len(report.mismatched)}: {' '.join(report.mismatched[:5])}" if report.mismatched
+                else f"; {hint}"))
+    return 0 if report.ok else 1
 
 
 def _print_decision_json(ctx: Context, d: dict) -> None:

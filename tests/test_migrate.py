@@ -1,0 +1,149 @@
+"""`automem migrate --to URL|PATH`: embedded -> server -> embedded is lossless (ids, text, metadata, vectors)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import requests
+
+from automem.cli import main
+from automem.config import Config
+from automem.memory import Memory
+from automem.migrate import iter_raw, target_of
+from automem.paths import Location
+from automem.store import Store
+from automem.write_path import Candidate, remember
+
+pytestmark = pytest.mark.server
+
+
+def run(capsys, *argv: str) -> tuple[int, list, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, [json.loads(line) for line in captured.out.splitlines() if line.startswith("{")], captured.err
+
+
+def fill(store: Store) -> None:
+    """Memories in every status, several profiles and wings, a supersede chain and foreign metadata keys."""
+    remember(store, [Candidate("项目用Python 3.11", wing="instruction", profile="blog-writer", room="auto-extract",
+                               session_id="s1", job="j1")], now=1700000000)
+    remember(store, [Candidate("项目改用Python 3.12", wing="instruction", profile="blog-writer", room="auto-extract",
+                               session_id="s2", job="j2")], now=1700000100)
+    [gone] = remember(store, [Candidate("I use vim, not nano", wing="user", profile="default")], now=1700000200)
+    store.forget([gone.id], now=1700000300)
+    remember(store, [Candidate("用户喜欢暗色主题", wing="user", profile="editor"),
+                     Candidate("Task t_42 (write the release notes) done by blog-writer: published", wing="episodic",
+                               profile="blog-writer", room="kanban", task_id="t_42")], now=1700000400)
+    store.import_memories([Memory(id="m_imported", text="Imported from mem0: likes green tea", wing="user",
+                                  profile="default", room="import", created_at=5, updated_at=6,
+                                  extra={"source": "mem0", "score": 0.5, "pinned": True})])
+
+
+def raw(store: Store) -> dict:
+    return {r.id: (r.document, r.metadata, r.embedding) for r in iter_raw(store.collection)}
+
+
+def assert_same(got: dict, want: dict) -> None:
+    """Every id, document and metadata dict equal; vectors equal within float32 rounding."""
+    assert sorted(got) == sorted(want)
+    for rid, (doc, meta, vec) in want.items():
+        assert got[rid][0] == doc and got[rid][1] == meta, rid
+        assert len(got[rid][2]) == len(vec) == 512 and max(abs(a - b) for a, b in zip(got[rid][2], vec)) < 1e-6
+
+
+def server_root(tmp_path, name: str, url: str, database: str):
+    r = tmp_path / name
+    r.mkdir()
+    (r / "config.yaml").write_text(f"automem:\n  chroma_url: {url}\n  chroma_database: {database}\n", encoding="utf-8")
+    return r
+
+
+def test_round_trip_embedded_server_embedded_is_lossless(capsys, tmp_path, chroma_server):
+    src_root = tmp_path / "machine"
+    src = Store(Location(src_root, "default"), Config())
+    fill(src)
+    original = raw(src)
+    statuses = sorted(m[1]["status"] for m in original.values())
+    assert statuses.count("superseded") == 1 and statuses.count("forgotten") == 1 and len(original) == 6
+    hits_before = [(m.id, round(d, 4)) for m, d in src.search("Python version", k=3, profile="blog-writer")]
+    src.close()
+
+    database = "team-memory"  # absent: migrate creates it
+    code, [report], err = run(capsys, "migrate", "--to", chroma_server.url, "--database", database, "--json",
+                              "--hermes-home", str(src_root))
+    assert code == 0, err
+    assert report["ok"] and report["copied"] == report["verified"] == 6 and report["mismatched"] == []
+    assert report["created"] == [f"database {database}"] and report["target_after"] == 6
+    assert report["by_status"] == {"active": 4, "superseded": 1, "forgotten": 1}
+
+    on_server = Store(Location(server_root(tmp_path, "other-machine", chroma_server.url, database), "default"))
+    assert on_server.backend == "server"
+    assert_same(raw(on_server), original)
+    assert [(m.id, round(d, 4)) for m, d in on_server.search("Python version", k=3, profile="blog-writer")] == \
+        hits_before
+    on_server.close()
+
+    back = tmp_path / "back-home"
+    code, [report], err = run(capsys, "migrate", "--to", str(back), "--json",
+                              "--hermes-home", str(tmp_path / "other-machine"))
+    assert code == 0 and report["ok"] and report["copied"] == 6, err
+    final = Store(Location(back, "default"), Config())
+    assert final.backend == "embedded"
+    assert_same(raw(final), original)
+    assert final.collection.configuration_json["embedding_function"]["name"] == "automem-usem3"
+    every = {m.id: m for m in final.list(profile=None, include_hidden=True)}
+    assert every["m_imported"].extra == {"source": "mem0", "score": 0.5, "pinned": True}
+    # A working store: the write path decides against what was copied.
+    [again] = remember(final, [Candidate("项目改用Python 3.12", wing="instruction", profile="blog-writer")])
+    assert again.action == "duplicate"
+    final.close()
+
+
+def test_a_target_that_holds_memories_needs_merge(capsys, tmp_path, chroma_server):
+    database = chroma_server.new_database()
+    src_root = tmp_path / "a"
+    s = Store(Location(src_root, "default"), Config())
+    remember(s, [Candidate("I use vim, not nano", wing="user")])
+    s.close()
+    assert run(capsys, "migrate", "--to", chroma_server.url, "--database", database, "--hermes-home",
+               str(src_root))[0] == 0
+    code, _, err = run(capsys, "migrate", "--to", chroma_server.url, "--database", database, "--hermes-home",
+                       str(src_root))
+    assert code == 2 and "already holds 1 memories" in err and "--merge" in err and len(err.strip().splitlines()) == 1
+    s = Store(Location(src_root, "default"), Config())
+    remember(s, [Candidate("用户住在上海", wing="user")])
+    s.close()
+    code, [report], _ = run(capsys, "migrate", "--to", chroma_server.url, "--database", database, "--merge", "--json",
+                            "--hermes-home", str(src_root))
+    assert code == 0 and report["target_before"] == 1 and report["target_after"] == 2 and report["ok"]
+
+
+def test_migrating_an_empty_store_creates_tenant_and_database(capsys, tmp_path, chroma_server):
+    code, [report], err = run(capsys, "migrate", "--to", chroma_server.url, "--tenant", "acme-team", "--database",
+                              "shared", "--json", "--hermes-home", str(tmp_path / "empty"))
+    assert code == 0, err
+    assert report["created"] == ["tenant acme-team", "database shared"] and report["copied"] == 0
+    got = requests.get(f"{chroma_server.url}/api/v2/tenants/acme-team/databases/shared/collections/memories",
+                       timeout=5)
+    assert got.status_code == 200  # the collection exists, with automem's embedding function
+    assert got.json()["configuration_json"]["embedding_function"]["name"] == "automem-usem3"
+    cfg = Config(chroma_url=chroma_server.url, chroma_tenant="acme-team", chroma_database="shared")
+    s = Store(Location(tmp_path / "user", "default"), cfg)
+    assert s.count() == 0
+    s.close()
+
+
+def test_to_path_means_a_root_its_chroma_folder_or_a_profile_home(tmp_path):
+    here = Location(tmp_path / "src", "default")
+    for given in (tmp_path / "h", tmp_path / "h" / "automem" / "chroma", tmp_path / "h" / "profiles" / "editor"):
+        loc, cfg = target_of(str(given), here, Config(chroma_url="http://127.0.0.1:1"))
+        assert loc.root == tmp_path / "h" and cfg.chroma_url == ""
+
+
+def test_migrating_onto_itself_is_refused(capsys, tmp_path):
+    code, _, err = run(capsys, "migrate", "--to", str(tmp_path / "r"), "--hermes-home", str(tmp_path / "r"))
+    assert code == 2 and "already uses" in err
+    code, _, err = run(capsys, "migrate", "--to", str(tmp_path / "x"), "--database", "d",
+                       "--hermes-home", str(tmp_path / "r"))
+    assert code == 2 and "only go with --to URL" in err
