@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Figures of the extraction pipeline, measured on this machine (prints them; asserts nothing).
+
+1. What the hook spends: `pipeline.enqueue` (prepare the transcript + write the job file atomically) p50/p95,
+   and starting the detached drainer.
+2. Prompt and completion tokens of the seed's conversation (check 1, and check 2 with the P2 block), from the
+   `usage` field of a fake OpenAI-compatible server on 127.0.0.1 (its tokenizer counts one token per CJK
+   character, word or punctuation mark: close to GLM-4's count for Chinese text, not identical).
+3. Jobs per minute one drainer sustains against a server that answers at once (and with the offline rules).
+
+Usage: python scripts/bench_pipeline.py [--enqueues 300] [--jobs 40] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from automem.config import Config  # noqa: E402
+from automem.paths import Location  # noqa: E402
+from tests.support.fake_llm import FakeLLM  # noqa: E402
+
+SEED_CHAT = [
+    {"role": "user", "content": "我习惯用vim编辑器，不要给我推荐nano"},
+    {"role": "assistant", "content": "好的，记住了，以后只推荐vim相关的配置。"},
+    {"role": "user", "content": "我的项目统一用Python 3.11"},
+    {"role": "assistant", "content": "明白，项目统一使用Python 3.11。"},
+    {"role": "user", "content": "代码风格遵循PEP8，docstring用Google风格"},
+    {"role": "assistant", "content": "好的，代码遵循PEP8，docstring使用Google风格。"},
+]
+SEED_ANSWER = {"persona": ["用户习惯使用vim编辑器"], "episodic": [],
+               "instruction": ["项目统一使用Python 3.11", "代码风格遵循PEP8，docstring用Google风格"]}
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def bench_enqueue(n: int) -> dict:
+    from automem.pipeline import enqueue, spawn_detached_drainer
+
+    sample = json.loads((REPO / "tests" / "data" / "sample_conversation.json").read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory() as tmp:
+        loc = Location(Path(tmp), "default")
+        cfg = Config(extract_backend="rules")
+        enqueue(loc, sample, session_id="warm", config=cfg)  # first call creates the folders
+        times = []
+        for i in range(n):
+            msgs = sample + [{"role": "user", "content": f"会话 {i}"}]
+            t0 = time.perf_counter()
+            jid = enqueue(loc, msgs, session_id=f"s{i}", config=cfg)
+            times.append((time.perf_counter() - t0) * 1000)
+            assert jid
+        spawn = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            spawn_detached_drainer(loc, wait_seconds=0)
+            spawn.append((time.perf_counter() - t0) * 1000)
+            time.sleep(0.05)
+        # let the drainers we started finish (rules backend, nothing waits) before the folder goes
+        deadline = time.time() + 300
+        from automem.spool import SingleDrainer, pending_jobs
+
+        while (pending_jobs(loc) or SingleDrainer(loc).held_elsewhere) and time.time() < deadline:
+            time.sleep(0.5)
+    return {"enqueue_ms_p50": round(pct(times, 0.5), 3), "enqueue_ms_p95": round(pct(times, 0.95), 3),
+            "enqueue_ms_max": round(max(times), 3), "enqueues": n,
+            "spawn_drainer_ms_p50": round(statistics.median(spawn), 2), "spawn_drainer_ms_max": round(max(spawn), 2)}
+
+
+def bench_tokens() -> dict:
+    from automem.pipeline import extract_now
+    from automem.store import Store
+
+    with tempfile.TemporaryDirectory() as tmp, FakeLLM([{"match": {"system": "记忆提取助手"},
+                                                        "json": SEED_ANSWER}]) as llm:
+        loc = Location(Path(tmp), "default")
+        cfg = Config(extract_backend="openai", extract_base_url=llm.url, extract_api_key="bench")
+        store = Store(loc, cfg)
+        try:
+            first = extract_now(loc, SEED_CHAT, config=cfg, session_id="s1", store=store)
+            second = extract_now(loc, SEED_CHAT, config=cfg, session_id="s2", store=store)
+        finally:
+            store.close()
+        sys_chars = [len(r["body"]["messages"][0]["content"]) for r in llm.chat_requests()]
+    return {"check1_prompt_tokens": first.details.get("prompt_tokens"),
+            "check1_completion_tokens": first.details.get("completion_tokens"),
+            "check2_prompt_tokens": second.details.get("prompt_tokens"),
+            "check2_completion_tokens": second.details.get("completion_tokens"),
+            "check2_decisions": [d["decision"] for d in second.decisions],
+            "system_prompt_chars": sys_chars}
+
+
+def bench_drain(jobs: int, backend: str) -> dict:
+    from automem.pipeline import drain, enqueue
+    from automem.store import Store
+
+    rules = [{"match": {"system": "记忆去重助手"}, "text": '["new","new","new","new"]'},
+             {"match": {"user_re": r"主题(\d+)"},
+              "json": {"persona": ["用户喜欢第{{1}}号配色主题"], "instruction": ["第{{1}}号项目统一使用Python 3.{{1}}"],
+                       "episodic": ["用户完成了第{{1}}号博客的迁移"]}}]
+    with tempfile.TemporaryDirectory() as tmp, FakeLLM(rules) as llm:
+        loc = Location(Path(tmp), "default")
+        cfg = Config(extract_backend=backend, extract_base_url=llm.url, extract_api_key="bench")
+        store = Store(loc, cfg)
+        try:
+            store.embed(["warm up"])
+            store.count()
+            for i in range(jobs):
+                msgs = [{"role": "user", "content": f"我喜欢主题{i}。以后都用主题{i}的配色。"},
+                        {"role": "assistant", "content": f"好的，主题{i}。"},
+                        {"role": "user", "content": f"我今天完成了主题{i}博客的迁移"}]
+                enqueue(loc, msgs, session_id=f"s{i}", config=cfg)
+            t0 = time.perf_counter()
+            report = drain(loc, cfg, store=store)
+            seconds = time.perf_counter() - t0
+            memories = store.count()
+        finally:
+            store.close()
+    return {"backend": backend, "jobs": report.done, "seconds": round(seconds, 2),
+            "jobs_per_minute": round(report.done / seconds * 60, 1), "memories": memories,
+            "llm_requests": len(llm.chat_requests())}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--enqueues", type=int, default=300)
+    ap.add_argument("--jobs", type=int, default=40)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    for name in list(os.environ):
+        if name.startswith("AUTOMEM_") or name == "GLM_API_KEY":
+            os.environ.pop(name)
+    out = {"cpus": os.cpu_count()}
+    out["hook"] = bench_enqueue(args.enqueues)
+    out["tokens"] = bench_tokens()
+    out["drain_openai_fake"] = bench_drain(args.jobs, "openai")
+    out["drain_rules"] = bench_drain(args.jobs, "rules")
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    h, t = out["hook"], out["tokens"]
+    print(f"machine: {out['cpus']} cores")
+    print(f"hook cost (enqueue: prepare + atomic job file), {h['enqueues']} calls: "
+          f"p50 {h['enqueue_ms_p50']} ms, p95 {h['enqueue_ms_p95']} ms, max {h['enqueue_ms_max']} ms")
+    print(f"starting the detached drainer (Popen): p50 {h['spawn_drainer_ms_p50']} ms, max {h['spawn_drainer_ms_max']} ms")
+    print(f"seed conversation, check 1: {t['check1_prompt_tokens']} prompt + {t['check1_completion_tokens']} "
+          f"completion tokens; check 2 (with the P2 block): {t['check2_prompt_tokens']} + "
+          f"{t['check2_completion_tokens']} ({', '.join(t['check2_decisions'])})")
+    for key in ("drain_openai_fake", "drain_rules"):
+        d = out[key]
+        print(f"drainer, {d['backend']} backend{' (server answers at once)' if d['backend'] == 'openai' else ''}: "
+              f"{d['jobs']} jobs in {d['seconds']} s = {d['jobs_per_minute']} jobs/minute "
+              f"({d['memories']} memories, {d['llm_requests']} LLM requests)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
