@@ -692,21 +692,49 @@ def worker_first_turn(location: Location, config: Config, env: Mapping[str, str]
 FIRST_TURN_WAIT_S = 30.0
 
 
-class WorkerRecall:
-    """The first-turn block of a worker, computed in a background thread from the moment the plugin loads.
+def compute_first_turn(location: Location, env: Mapping[str, str]) -> str:
+    """What a worker's first turn gets: the backfill, then the block (just the backfill with kanban_recall off)."""
+    from .config import load_config
 
-    A worker is a fresh process: importing chromadb and loading the embedding model cost about 2 s, which would
-    otherwise all land on the first model call. Started at plugin load, the work overlaps Hermes' own start-up.
+    config = load_config(location)
+    if config.kanban_recall:
+        return worker_first_turn(location, config, env=env)
+    kanban_sync(location, config, (env.get("HERMES_KANBAN_BOARD") or "").strip() or None, env=env)
+    return ""
+
+
+_CHILD = "import sys; from automem.kanban import child_main; sys.exit(child_main(sys.argv[1:]))"
+
+
+def child_main(argv: Sequence[str]) -> int:
+    """`python -c _CHILD ROOT PROFILE`: compute the first-turn block and print it as one JSON line."""
+    location = Location(root=Path(argv[0]), profile=argv[1])
+    start = time.perf_counter()
+    block = compute_first_turn(location, os.environ)
+    print(json.dumps({"block": block, "compute_ms": round((time.perf_counter() - start) * 1000, 1)},
+                     ensure_ascii=False))
+    return 0
+
+
+class WorkerRecall:
+    """The first-turn block of a worker, computed from the moment the plugin loads, in a child process.
+
+    A worker is a fresh process: importing chromadb and loading the embedding model cost about 2 s of CPU. Done in a
+    thread of the worker, that work holds the GIL against Hermes' own start-up (measured: the first model call came
+    as late as without the head start); a child process runs it on another core. Should the child fail, the block
+    is computed in this process instead.
     """
 
-    def __init__(self, location: Location, env: Mapping[str, str]):
+    def __init__(self, location: Location, env: Mapping[str, str], in_process: bool = False):
         import threading
 
         self.location = location
         self.env = dict(env)
         self.task_id = self.env.get("HERMES_KANBAN_TASK", "")
+        self.in_process = in_process
         self._block: str | None = None
         self.compute_ms = 0.0
+        self.where = ""
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="automem-kanban-recall", daemon=True)
 
@@ -714,35 +742,52 @@ class WorkerRecall:
         self._thread.start()
         return self
 
+    def _in_child(self) -> str:
+        import subprocess
+        import sys
+
+        env = {**os.environ, **self.env}
+        here = str(Path(__file__).resolve().parent.parent)  # the child imports this very automem
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
+        proc = subprocess.run([sys.executable, "-c", _CHILD, str(self.location.root), self.location.profile],
+                              env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=FIRST_TURN_WAIT_S, cwd=str(self.location.root))
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+        if proc.returncode != 0 or not lines:
+            tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+            raise AutomemError(f"recall child exited {proc.returncode}: {tail[:300]}")
+        out = json.loads(lines[-1])
+        self.compute_ms = float(out.get("compute_ms", 0.0))
+        return str(out.get("block") or "")
+
     def _run(self) -> None:
         start = time.perf_counter()
         try:
-            from .config import load_config
-
-            config = load_config(self.location)
-            if config.kanban_recall:
-                self._block = worker_first_turn(self.location, config, env=self.env)
-            else:  # no block, but the backfill still runs
-                kanban_sync(self.location, config, (self.env.get("HERMES_KANBAN_BOARD") or "").strip() or None,
-                            env=self.env)
-                self._block = ""
+            if not self.in_process:
+                try:
+                    self._block, self.where = self._in_child(), "child"
+                    return
+                except Exception as exc:  # noqa: BLE001 - e.g. the child cannot import automem: do it here
+                    log_event(self.location, "kanban_recall_child_failed", task_id=self.task_id,
+                              error=f"{exc.__class__.__name__}: {exc}"[:500])
+            self._block, self.where = compute_first_turn(self.location, self.env), "thread"
+            self.compute_ms = (time.perf_counter() - start) * 1000
         except Exception as exc:  # noqa: BLE001 - a worker without recall still works
             log_event(self.location, "kanban_recall_failed", task_id=self.task_id,
                       error=f"{exc.__class__.__name__}: {exc}"[:500])
             self._block = ""
         finally:
-            self.compute_ms = (time.perf_counter() - start) * 1000
             self._done.set()
 
-    def block(self, timeout: float = FIRST_TURN_WAIT_S) -> str:
-        """The block, waiting for the thread at most `timeout` s; logs what the wait cost the first turn."""
+    def block(self, timeout: float = FIRST_TURN_WAIT_S + 5) -> str:
+        """The block, waiting at most `timeout` s; logs what the wait cost the first turn."""
         start = time.perf_counter()
         if not self._done.wait(timeout):
             log_event(self.location, "kanban_recall_timeout", task_id=self.task_id, waited_s=timeout)
             return ""
         block = self._block or ""
         log_event(self.location, "kanban_recall", task_id=self.task_id, chars=len(block),
-                  tasks=block.count("\n- t_"), compute_ms=round(self.compute_ms, 1),
+                  tasks=block.count("\n- t_"), compute_ms=round(self.compute_ms, 1), where=self.where,
                   waited_ms=round((time.perf_counter() - start) * 1000, 1))
         return block
 

@@ -10,7 +10,14 @@ card, search past tasks and lessons, format the block):
   embedding model and opening the store are part of what the worker pays;
 - warm: the same calls again in one process whose store and model are loaded (a long-lived process).
 
-Prints p50 / p95 / max in milliseconds. Usage: python scripts/bench_kanban_recall.py [--memories N] [--tasks N]
+With --workers N it also runs real hermes-agent 0.19 kanban workers (a scripted model on 127.0.0.1, profile
+`editor` with automem installed, the same 1,000 memories), N with `kanban_recall: true` and N with it off, and
+prints how long each took from `hermes kanban dispatch` to the worker's first model request: the difference is what
+recall adds to a real worker's first turn (it runs in a child process started at plugin load, overlapping Hermes'
+own start-up).
+
+Prints p50 / p95 / max in milliseconds.
+Usage: python scripts/bench_kanban_recall.py [--memories N] [--tasks N] [--workers N]
 """
 
 from __future__ import annotations
@@ -128,10 +135,82 @@ def line(name: str, values: list[float]) -> str:
             f"max={max(values):8.1f} ms")
 
 
+WORKER_RULES = [
+    {"match": {"no_tools": True}, "text": "title"},
+    {"match": {"user_re": r"work kanban task (t_[0-9a-f]{8})", "after_tool": False},
+     "tool_calls": [{"name": "kanban_show", "arguments": {"task_id": "{{1}}"}}]},
+    {"match": {"after_tool": "kanban_show"},
+     "tool_calls": [{"name": "kanban_complete", "arguments": {"summary": "done by the bench"}}]},
+    {"match": {"after_tool": "kanban_complete"}, "text": "finished"},
+]
+
+
+def set_profile_recall(path: Path, on: bool) -> None:
+    """Set `automem: kanban_recall:` in the profile's config.yaml."""
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    section = data.get("automem") if isinstance(data.get("automem"), dict) else {}
+    section["kanban_recall"] = on
+    data["automem"] = section
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+
+
+def real_workers(tmp: Path, n: int, n_memories: int) -> dict[str, list[float]]:
+    """Milliseconds from `hermes kanban dispatch` to the worker's first model request, recall on and off."""
+    from tests.support.fake_llm import FakeLLM
+    from tests.support.hermes import HermesRoot, poll
+
+    out: dict[str, list[float]] = {"on": [], "off": []}
+    with FakeLLM(WORKER_RULES) as llm:
+        root = HermesRoot.create(tmp, llm.url, extra_config="automem:\n  auto_extract: false\n", name="workers")
+        root.create_profile("editor")
+        root.automem("install", "--hermes-home", str(root.root), "--profile", "editor", "--no-pip").check()
+        root.hermes_cmd("kanban", "init").check()
+        os.environ["HERMES_HOME"] = str(root.root)
+        from automem.config import load_config
+        from automem.kanban import record_runs
+        from automem.paths import Location
+        from automem.store import open_store
+
+        loc = Location(root=root.root, profile="editor")
+        store = open_store(loc, load_config(loc))
+        runs = synthetic_runs(n_memories, "default", seed=3)
+        for start in range(0, len(runs), 250):
+            record_runs(store, runs[start:start + 250], "bench")
+        store.close()
+        rng = random.Random(5)
+        for i in range(2 * n):
+            mode = "on" if i % 2 == 0 else "off"  # interleaved, so drift on the machine hits both alike
+            set_profile_recall(root.config_path("editor"), mode == "on")
+            topic, detail = TOPICS[rng.randrange(len(TOPICS))]
+            res = root.hermes_cmd("kanban", "create", f"Review {topic} (bench {i})", "--assignee", "editor",
+                                  "--body", detail, "--json").check()
+            tid = json.loads(res.stdout[res.stdout.index("{"):])["id"]
+            seen = len(llm.requests)
+            t0 = time.time()
+            root.hermes_cmd("kanban", "dispatch").check()
+
+            def first_request():
+                for r in llm.requests[seen:]:
+                    if f"work kanban task {tid}" in json.dumps(r.get("body"), ensure_ascii=False) and \
+                            (r.get("body") or {}).get("tools"):
+                        return r
+                return None
+
+            req = poll(first_request, deadline_s=120, interval_s=0.05, what=f"first request of {tid}")
+            out[mode].append((req["ts"] - t0) * 1000)
+            poll(lambda: b"done" in subprocess.run(
+                [root.hermes, "kanban", "show", tid, "--json"], capture_output=True, env=root.env()).stdout,
+                deadline_s=120, what=f"{tid} done")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--memories", type=int, default=1000)
     ap.add_argument("--tasks", type=int, default=24)
+    ap.add_argument("--workers", type=int, default=0, help="also time N real hermes workers with recall on and off")
     args = ap.parse_args()
     if args.tasks < 1 or args.memories < 1:
         ap.error("--memories and --tasks must be at least 1")
@@ -186,6 +265,14 @@ def main() -> int:
     print(line("warm (store and model loaded)", warm))
     print(f"block size: p50 {statistics.median(sizes):.0f} chars, max {max(sizes)}; "
           f"{with_tasks}/{len(ids)} blocks list past tasks")
+
+    if args.workers:
+        with tempfile.TemporaryDirectory(prefix="automem-bench-workers-") as tmp:
+            times = real_workers(Path(tmp), args.workers, args.memories)
+        print(f"real hermes workers, dispatch -> first model request ({args.memories} task memories):")
+        print(line("  kanban_recall: true", times["on"]))
+        print(line("  kanban_recall: false", times["off"]))
+        print(f"  recall adds (p50 on - p50 off): {statistics.median(times['on']) - statistics.median(times['off']):+.0f} ms")
     return 0
 
 

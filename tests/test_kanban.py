@@ -16,6 +16,7 @@ from automem import cli, kanban
 from automem.config import Config
 from automem.errors import UsageError
 from automem.kanban import Lesson, PastTask, TaskRun
+from automem.log import read_events
 from automem.paths import Location
 from automem.store import Store
 from automem.text import normalise
@@ -489,6 +490,7 @@ def test_hook_failure_is_logged_not_raised(root, monkeypatch):
     assert "kanban_record_failed" in text and "disk on fire" in text
 
 
+@pytest.mark.embedded_only("a child process per call: the store backend adds nothing here")
 def test_first_turn_hook_injects_the_block_once(history, board, root, monkeypatch):
     monkeypatch.setattr(kanban, "_worker_recall", None)
     nxt = board.create("写一篇 Kanban 进阶文章", assignee="editor")
@@ -499,6 +501,20 @@ def test_first_turn_hook_injects_the_block_once(history, board, root, monkeypatc
     out = kanban.hook_first_turn(home, env, is_first_turn=True)
     assert history["intro"][0] in out["context"] and out["context"].startswith(RECALL_MARKER)
     assert kanban.hook_first_turn(home, env, is_first_turn=False) is None
+    [event] = [e for e in read_events(Location(root=root, profile="editor"), "kanban_recall") if e["task_id"] == nxt]
+    assert event["where"] == "child" and event["tasks"] == 1  # computed off the worker's GIL
+
+
+def test_first_turn_falls_back_to_this_process_when_the_child_fails(history, board, root, monkeypatch):
+    monkeypatch.setattr(kanban, "_worker_recall", None)
+    monkeypatch.setattr(kanban, "_CHILD", "import sys; sys.exit(3)")
+    nxt = board.create("写一篇 Kanban 进阶文章", assignee="editor")
+    board.claim(nxt)
+    out = kanban.hook_first_turn(str(root / "profiles" / "editor"), worker_env(board, nxt), True)
+    assert history["intro"][0] in out["context"]
+    events = read_events(Location(root=root, profile="editor"))
+    assert any(e["event"] == "kanban_recall_child_failed" and "exited 3" in e["error"] for e in events)
+    assert [e["where"] for e in events if e["event"] == "kanban_recall"] == ["thread"]
 
 
 def test_first_turn_hook_on_a_broken_board_returns_nothing(root, monkeypatch):
@@ -508,6 +524,7 @@ def test_first_turn_hook_on_a_broken_board_returns_nothing(root, monkeypatch):
     assert "kanban_recall_failed" in Location(root=root, profile="default").log_file.read_text()
 
 
+@pytest.mark.embedded_only("a child process per call: the store backend adds nothing here")
 def test_recall_switched_off_still_backfills(board, root, store, monkeypatch):
     monkeypatch.setattr(kanban, "_worker_recall", None)
     (root / "profiles" / "editor").mkdir(parents=True)
