@@ -378,6 +378,8 @@ class HermesSession:
 _ACTIVE: set[int] = set()
 _STORES: dict[tuple[str, str], Any] = {}
 _STORES_LOCK = threading.Lock()
+_FALLBACK_SESSIONS: dict[tuple[str, str], "HermesSession"] = {}  # recall state of sessions without the provider
+_FALLBACK_LOCK = threading.Lock()
 
 
 def mark_active(session: "HermesSession", active: bool) -> None:
@@ -425,6 +427,10 @@ def run_tool_in_home(hermes_home: str | None, name: str, args: Any, session_id: 
 def finalize_fallback(hermes_home: str | None, session_id: str, *, reason: str = "") -> str | None:
     """The general-hook path (another memory provider is active): extract the session from state.db."""
     location = Location.resolve(hermes_home)
+    with _FALLBACK_LOCK:  # the recall state of this session (see fallback_recall) is done with
+        sess = _FALLBACK_SESSIONS.pop((str(location.profile_home), session_id or ""), None)
+    if sess is not None:
+        sess.shutdown(join_s=0)
     config = load_config(location)
     messages = read_state_transcript(location.profile_home, session_id)
     if not messages:
@@ -434,3 +440,18 @@ def finalize_fallback(hermes_home: str | None, session_id: str, *, reason: str =
         log_event(location, "session_enqueued", job=job, source="on_session_finalize", session_id=session_id,
                   messages=len(messages), reason=reason)
     return job
+
+
+def fallback_recall(hermes_home: str | None, session_id: str, user_message: str, first_turn: bool) -> str:
+    """Recall for the general-hook path (`pre_llm_call`), when no automem provider runs in this process: the
+    system-prompt block on the first turn, then what is relevant to each message. Hermes appends it to the user
+    message (the system prompt is not a plugin hook's to change)."""
+    location = Location.resolve(hermes_home)
+    key = (str(location.profile_home), session_id or "")
+    with _FALLBACK_LOCK:
+        sess = _FALLBACK_SESSIONS.get(key)
+        if sess is None:
+            sess = _FALLBACK_SESSIONS[key] = HermesSession(location, load_config(location), session_id=session_id)
+    parts = [sess.system_prompt_block()] if first_turn else []
+    parts.append(sess.prefetch(user_message or ""))
+    return "\n\n".join(p for p in parts if p)

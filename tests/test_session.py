@@ -286,6 +286,26 @@ def test_finalize_fallback_reads_state_db_when_another_provider_runs(root, rules
     provider.shutdown()
 
 
+def test_pre_llm_call_recalls_only_without_the_provider(root, monkeypatch):
+    from automem.store import Store
+
+    store = Store(Location(root, "default"), Config())
+    remember(store, [Candidate("用户习惯使用vim编辑器", "user", "default", room="cli"),
+                     Candidate("上周把博客迁移到了Hugo静态站点", "episodic", "default", room="cli")])
+    store.close()
+    mod = load_adapter()
+    ctx = PluginCtx()
+    mod.register(ctx)
+    monkeypatch.setenv("HERMES_HOME", str(root))
+    hook = [cb for cb in ctx.hooks["pre_llm_call"] if cb.__name__ == "_fallback_recall"][0]
+    first = hook(session_id="s1", user_message="博客迁移到Hugo之后怎么样了？", is_first_turn=True)["context"]
+    assert "vim" in first and "Hugo" in first and first.count(RECALL_MARKER) == 2  # block + relevant memories
+    assert hook(session_id="s1", user_message="博客迁移到Hugo之后怎么样了？", is_first_turn=False) is None
+    _, provider = start_provider(root)  # now the provider recalls; the hook must not say it twice
+    assert hook(session_id="s2", user_message="hi", is_first_turn=True) is None
+    provider.shutdown()
+
+
 def test_hooks_never_raise_into_hermes(root):
     (root / "config.yaml").write_text("automem:\n  recall_max_items: lots\n")
     mod, provider = start_provider(root)

@@ -6,8 +6,8 @@ Hermes imports this file twice in one process, in two roles that share no module
   context compression, the mirror of the built-in memory tool, and the automem_* tools as provider tools;
 - general plugin (module `hermes_plugins.automem`, a real PluginContext; `kind: standalone` in plugin.yaml is what
   makes Hermes load it in this role too, since this file names the MemoryProvider class): the same tools as
-  registry tools, and `on_session_finalize`, which extracts the session from state.db when another memory
-  provider is active (then the provider role never runs).
+  registry tools, and, when another memory provider is active (then the provider role never runs),
+  `on_session_finalize`, which extracts the session from state.db, and `pre_llm_call`, which recalls.
 
 Why the tools are registered in both roles: provider tools exist only when `memory.provider: automem`; registry
 tools exist only when the plugin is in `plugins.enabled`. With both (what `automem install` sets), Hermes routes a
@@ -176,6 +176,22 @@ def _on_session_finalize(session_id: str = "", platform: str = "", reason: str =
         _log_failure("on_session_finalize", exc, _hermes_home())
 
 
+def _fallback_recall(session_id: str = "", user_message: str = "", is_first_turn: bool = False,
+                     **kwargs) -> dict | None:
+    """Recall when another memory provider is active (the provider role then never runs)."""
+    try:
+        from automem.session import fallback_recall, provider_active
+
+        if provider_active():
+            return None  # the provider's system_prompt_block and prefetch already recall
+        text = fallback_recall(_hermes_home(), session_id, user_message if isinstance(user_message, str) else "",
+                               bool(is_first_turn))
+        return {"context": text} if text else None
+    except Exception as exc:  # noqa: BLE001
+        _log_failure("pre_llm_call", exc, _hermes_home())
+        return None
+
+
 def _tool_handler(name: str) -> Callable:
     def handle(args: dict, **kwargs) -> str:
         try:
@@ -257,6 +273,7 @@ def register(ctx) -> None:
         except Exception as exc:  # noqa: BLE001 - e.g. a name clash; the provider tools still work
             _log_failure(f"register_tool:{schema['name']}", exc, _hermes_home())
     ctx.register_hook("on_session_finalize", _on_session_finalize)
+    ctx.register_hook("pre_llm_call", _fallback_recall)
     _offer_host_llm(ctx)
 
     # ---- kanban hooks (issue 5): thin handlers that only call automem.kanban

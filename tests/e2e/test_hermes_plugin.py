@@ -169,6 +169,7 @@ def test_seed_checks_1_2_3_through_hermes(env):
     system = content_text(first["body"]["messages"][0]["content"])
     assert RECALL_MARKER in system and f"- [persona] {VIM}" in system
     assert QUESTION in content_text(first["body"]["messages"][-1]["content"])
+    assert request_texts([first])[0].count(VIM) == 1  # once: the general role's pre_llm_call stays quiet
     assert "vim" in res.stdout
     env.wait_job(res.session_id)  # its own extraction adds nothing either (recalled context is not re-extracted)
     assert {m.id for m in env.memories(include_hidden=True)} == before
@@ -230,8 +231,12 @@ def test_general_hook_fallback_beside_another_memory_provider(env):
     env.llm.clear()
     res = h.chat(FALLBACK_TURN, profile="editor").check()
     assert "FALLBACK-DONE" in res.stdout
-    # the registry tool (general role) answered: shared instructions of other profiles are visible
     reqs = env.agent_requests()
+    # recall without the provider: pre_llm_call put the block into the first user message
+    user = content_text(reqs[0]["body"]["messages"][-1]["content"])
+    assert FALLBACK_TURN in user and f"[instruction, from default] {PY311}" in user and RECALL_MARKER in user
+    assert VIM not in user  # default's persona stays default's
+    # the registry tool (general role) answered: shared instructions of other profiles are visible
     result = json.loads(content_text(reqs[1]["body"]["messages"][-1]["content"]))
     assert any(r["text"] == PY311 for r in result["results"])
     # extraction came from on_session_finalize + state.db, not from a provider
