@@ -200,10 +200,11 @@ def test_kanban_workers_remember(hermes: HermesRoot, llm: FakeLLM):
     assert t1 not in first and "Kanban 入门" not in first
     shown = hermes.automem("recall", "--task", t3, "--hermes-home", str(hermes.root), "--profile", "editor").check()
     assert t1 not in shown.stdout
-    # the block was computed in the worker's background thread started at plugin load (figures with -s)
+    # the block was computed in a child process started at plugin load (figures with -s)
     recalls = {e["task_id"]: e for e in read_events(Location(root=hermes.root, profile="editor"), "kanban_recall")}
     assert {t1, t2, t3} <= set(recalls), recalls
     assert recalls[t2]["tasks"] == 1 and recalls[t3]["tasks"] == 0
+    assert all(recalls[t]["where"] == "child" for t in (t1, t2, t3))  # computed beside the worker, not in it
     for tid in (t1, t2, t3):
         print(f"\nkanban recall in worker {tid}: computed in {recalls[tid]['compute_ms']:.0f} ms, "
               f"first model call waited {recalls[tid]['waited_ms']:.0f} ms for it")
