@@ -122,7 +122,7 @@ def print_report(result: dict, show_failures: bool) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--file", type=Path, default=DEFAULT_FILE)
-    parser.add_argument("--split", choices=("dev", "holdout"), help="only the pairs of one split")
+    parser.add_argument("--split", choices=("dev", "holdout", "holdout2"), help="only the pairs of one split")
     parser.add_argument("--failures", action="store_true", help="list the pairs decided wrongly")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     args = parser.parse_args(argv)
