@@ -223,6 +223,8 @@ def _offer_host_llm(ctx) -> None:
 
 # -- kanban (issue 5): each handler hands over to automem.kanban, whose entry points never raise -----------------
 def _kanban_worker_start() -> None:
+    if not os.environ.get("HERMES_KANBAN_TASK"):
+        return  # not a kanban worker: keep automem.kanban off the start path of every other `hermes` run
     try:
         from automem.kanban import hook_worker_start
 
@@ -232,6 +234,8 @@ def _kanban_worker_start() -> None:
 
 
 def _kanban_first_turn_recall(is_first_turn: bool = False, **kwargs) -> dict | None:
+    if not is_first_turn or not os.environ.get("HERMES_KANBAN_TASK"):
+        return None
     try:
         from automem.kanban import hook_first_turn
 
