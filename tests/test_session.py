@@ -188,6 +188,49 @@ def test_session_end_job_is_drained_by_the_detached_drainer(root, rules_backend)
     assert pending_jobs(loc) == []
 
 
+def test_pre_compress_enqueues_the_messages_about_to_be_compressed(root, rules_backend, monkeypatch):
+    import automem.pipeline as P
+
+    monkeypatch.setattr(P, "spawn_detached_drainer", lambda loc, **kw: 1)
+    _, provider = start_provider(root)
+    assert provider.on_pre_compress(SEED[:2]) == ""  # nothing to add to the compression summary
+    provider.on_session_end(SEED)  # compression then commits the session: the fuller transcript is its own job
+    jobs = pending_jobs(Location(root, "default"))
+    assert len(jobs) == 2 and {len(j.transcript) for j in jobs} == {2, 4}
+    sources = [e["source"] for e in read_events(Location(root, "default"), "session_enqueued")]
+    assert sources == ["pre_compress", "on_session_end"]
+    provider.shutdown()
+
+
+def test_a_gateway_drains_in_a_background_thread(root, rules_backend, monkeypatch):
+    """A long-lived host (platform other than cli) drains in-process; no detached drainer is started."""
+    import automem.pipeline as P
+    from automem.store import Store
+
+    def no_spawn(loc, **kw):
+        raise AssertionError("a gateway must not spawn a detached drainer")
+
+    monkeypatch.setattr(P, "spawn_detached_drainer", no_spawn)
+    mod = load_adapter()
+    ctx = Collector()
+    mod.register(ctx)
+    ctx.provider.initialize("tg-1", hermes_home=str(root), platform="telegram", agent_context="primary")
+    try:
+        ctx.provider.on_session_end(SEED)
+        loc = Location(root, "default")
+        deadline = time.monotonic() + 120
+        while pending_jobs(loc) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert pending_jobs(loc) == []
+        store = Store(loc, Config())
+        texts = [m.text for m in store.list(profile="default")]
+        store.close()
+        assert any("vim" in t for t in texts), texts
+    finally:
+        ctx.provider.shutdown()
+        P.stop_background_drainers()
+
+
 def test_non_primary_contexts_do_not_write(root, rules_backend):
     _, provider = start_provider(root)
     provider._session.agent_context = "cron"
