@@ -141,6 +141,8 @@ def _validate(cfg: Config) -> None:
         bad("extract_timeout", "must be more than 0 seconds")
     if cfg.chroma_timeout <= 0:
         bad("chroma_timeout", "must be more than 0 seconds")
+    if cfg.chroma_url and not cfg.chroma_url.strip().lower().startswith(("http://", "https://")):
+        bad("chroma_url", "expected http(s)://host:port (e.g. http://10.0.0.5:8000), or empty for the embedded store")
 
 
 def read_yaml_section(path: Path) -> dict:

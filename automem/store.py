@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any, Iterable, Iterator, Sequence
 
 from .config import Config, load_config
-from .errors import StoreError
+from .errors import AutomemError, StoreError
 from .memory import METADATA_KEYS, Memory
 from .paths import Location
 from .visibility import visible_where
@@ -202,7 +202,7 @@ class Store:
                 res = col.query(query_embeddings=[list(embedding)], n_results=max(1, k), where=flt or None,
                                 include=["documents", "metadatas", "distances"])
             except Exception as exc:
-                raise StoreError(f"search failed: {exc}") from None
+                raise StoreError(f"search failed: {self._explain(exc)}") from None
         ids = (res.get("ids") or [[]])[0]
         docs = (res.get("documents") or [[]])[0]
         metas = (res.get("metadatas") or [[]])[0]
@@ -214,7 +214,7 @@ class Store:
         if not ids:
             return []
         with self._thread_lock:
-            res = self.collection.get(ids=list(ids), include=["documents", "metadatas"])
+            res = self._read("read", lambda: self.collection.get(ids=list(ids), include=["documents", "metadatas"]))
         found = {i: Memory.from_record(i, d, m) for i, d, m in zip(res["ids"], res["documents"], res["metadatas"])}
         return [found[i] for i in ids if i in found]
 
@@ -223,8 +223,8 @@ class Store:
         offset = 0
         while True:
             with self._thread_lock:
-                res = self.collection.get(where=where or None, limit=page, offset=offset,
-                                          include=["documents", "metadatas"])
+                res = self._read("read", lambda: self.collection.get(where=where or None, limit=page, offset=offset,
+                                                                     include=["documents", "metadatas"]))
             if not res["ids"]:
                 return
             for i, d, m in zip(res["ids"], res["documents"], res["metadatas"]):
@@ -242,7 +242,16 @@ class Store:
         return items[:limit] if limit is not None else items
 
     def count(self) -> int:
-        return int(self.collection.count())
+        return int(self._read("count", lambda: self.collection.count()))
+
+    def _read(self, what: str, call):
+        """Run one Chroma read; a failure becomes a one-line StoreError (on a server: why it cannot answer)."""
+        try:
+            return call()
+        except AutomemError:  # already one line (a config or store problem found while opening)
+            raise
+        except Exception as exc:
+            raise StoreError(f"{what} failed: {self._explain(exc)}") from None
 
     # -- writes (callers hold `lock()`; the write path is the only caller for new memories) -----------------
     def add(self, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]]) -> None:
@@ -289,7 +298,7 @@ class Store:
                     log_event(self.location, "stale_update_skipped",
                               ids=sorted({m.id for m in memories} - {m.id for m in keep}),
                               reason="another writer changed their status first")
-            except StoreError:
+            except AutomemError:
                 raise
             except Exception as exc:
                 raise StoreError(f"write failed: {self._explain(exc)}") from None

@@ -293,3 +293,20 @@ def test_stress_four_writers_lose_nothing_and_racing_copies_collapse(chroma_serv
     assert same["compact"]["merged"] == sum(n - 1 for n in same["wordings_active_before_compact"])
     assert same["compact_again"]["merged"] == 0
     assert result["ok"], (result, time.time() - t0)
+
+
+def test_a_server_that_goes_away_mid_session_is_one_line_not_a_traceback(location, tmp_path):
+    from tests.support.chroma_server import ChromaServer
+
+    with ChromaServer(tmp_path / "short-lived") as server:
+        s = Store(location, Config(chroma_url=server.url))
+        [d] = remember(s, [Candidate("I use vim, not nano", wing="user")])
+        server.stop()
+        for call in (lambda: s.search("editor", profile="default"), lambda: s.get([d.id]), s.count,
+                     lambda: s.list(profile="default"), lambda: remember(s, [Candidate("用户住在上海", wing="user")]),
+                     lambda: s.forget([d.id])):
+            with pytest.raises(StoreError) as err:
+                call()
+            assert f"cannot reach the Chroma server at {server.url}" in str(err.value), str(err.value)
+            assert "\n" not in str(err.value)
+        s.close()

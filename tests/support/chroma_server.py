@@ -39,6 +39,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when the process that started the server dies (a killed pytest leaves no server)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: stop() still ends it on a normal exit
+        pass
+
+
 def chroma_command() -> list[str]:
     """The `chroma` script of the running interpreter's environment (the chromadb package ships it)."""
     script = Path(sys.executable).with_name("chroma")
@@ -84,7 +94,8 @@ class ChromaServer:
             log = open(self.log_path, "ab")
             self.proc = subprocess.Popen(
                 chroma_command() + ["run", "--path", str(self.dir / "data"), "--host", HOST, "--port", str(port)],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+                preexec_fn=_die_with_parent)
             log.close()
             self.port = port
             if self._wait_ready(timeout):
