@@ -816,14 +816,16 @@ class Overlap:
         return f"{'+'.join(self.only_a_keys) or '-'} / {'+'.join(self.only_b_keys) or '-'}"
 
 
-def overlap(a: Analysis, b: Analysis) -> Overlap:
-    """What both texts say and what each says alone. Antonyms count as one key (the slot), their sign is the
-    polarity rule's business. Across languages only concepts and values can be matched; the untranslated
-    content words are left out (they are no evidence either way)."""
+def overlap(a: Analysis, b: Analysis, ignore: Sequence[str] = ()) -> Overlap:
+    """What both texts say and what each says alone, leaving out the value classes in `ignore`. Antonyms count
+    as one key (the slot), their sign is the polarity rule's business. Across languages only concepts and values
+    can be matched; the untranslated content words are left out (they are no evidence either way)."""
+    skip = tuple(f"{cls}:" for cls in ignore)
+
     def keyed(x: Analysis) -> Counter:
         c: Counter = Counter()
         for k, w in x.meaning.items():
-            if a.lang != b.lang and not _comparable(k):
+            if (a.lang != b.lang and not _comparable(k)) or k.startswith(skip):
                 continue
             k = _SECOND_OF.get(k, k)
             c[k] = max(c[k], w)
@@ -858,9 +860,12 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds) -> P
     ov = overlap(a, b)
     values = changed_values(a, b)
     if values:
-        if close or ov.shared > 0 or (b.strong_change and not a.strong_change):
+        # The same slot: apart from the changed values, the two say the same thing (or the candidate says it changed).
+        rest = overlap(a, b, ignore=[v.split(" ", 1)[0] for v in values])
+        same_slot = rest.jaccard >= (MIN_OVERLAP if rest.comparable else CROSS_MIN_OVERLAP)
+        if (same_slot and (close or rest.shared > 0)) or (b.strong_change and not a.strong_change):
             return PairVerdict("update", f"changed value: {'; '.join(values)}", False)
-        return PairVerdict("new", f"another value ({'; '.join(values)}) of another fact", True)
+        return PairVerdict("new", f"another value ({'; '.join(values)}) of another fact ({rest.differ()})", True)
     flipped, flip_reason = polarity_flipped(a, b)
     if flipped:
         if close or (ov.comparable and ov.only_a == ov.only_b == 0):

@@ -99,6 +99,13 @@ def test_a_value_replaced_by_another_of_its_kind_is_a_change():
         assert found and found[0].startswith(kind), (old, new, found)
 
 
+def test_a_changed_value_needs_the_same_slot_around_it():
+    # Found by loading the recall bank: a title limit is not a new value of the commit-message limit.
+    v = compare("文章标题不要超过二十个字", "提交信息用英文写，不超过72个字符", 0.47, TH)
+    assert v.action == "new" and v.borderline
+    assert action("文章标题不超过二十个字", "文章标题不超过三十个字") == "update"
+
+
 def test_numbers_written_differently_are_the_same_value():
     assert changed_values(analyse("发布日期是2024-03-15"), analyse("发布日期是2024年3月15日")) == []
     assert changed_values(analyse("The user wakes up at 6 am"), analyse("我每天早上6点起床")) == []
