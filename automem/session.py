@@ -223,6 +223,17 @@ def enqueue_and_drain(location: Location, config: Config, messages: Sequence[dic
     return getattr(job, "id", job)
 
 
+def transcript_key(messages: Sequence[dict]) -> str:
+    """A digest of the user/assistant text of `messages` (what extraction reads), for spotting a repeat."""
+    import hashlib
+
+    from .transcript import content_text
+
+    parts = [[str(m.get("role")), content_text(m.get("content"))] for m in messages
+             if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
 class HermesSession:
     """automem's state for one Hermes agent (one provider instance)."""
 
@@ -237,7 +248,7 @@ class HermesSession:
         self._store = None
         self._store_lock = threading.Lock()
         self._shown: set[str] = set()
-        self._jobs: set[str] = set()
+        self._jobs: dict[str, tuple[str, str]] = {}  # transcript key -> (job id, session id)
         self._mirrors: list[threading.Thread] = []
         self._warmup: threading.Timer | None = None
         self._closing = False
@@ -311,15 +322,23 @@ class HermesSession:
 
     # -- extraction -------------------------------------------------------------------------------------------
     def on_session_end(self, messages: Sequence[dict], source: str = "on_session_end") -> str | None:
+        """Enqueue the session's extraction. The same transcript twice is one job: after `/new` Hermes delivers
+        the old session's messages again at exit, by then under the new session id (which the spool's job id
+        would tell apart), so this process remembers what it already enqueued."""
         if not self.writes_allowed or not messages:
             return None
+        key = transcript_key(messages)
+        if key in self._jobs:
+            job, session_id = self._jobs[key]
+            log_event(self.location, "session_enqueued", job=job, source=source, session_id=session_id,
+                      messages=len(messages), repeated=True)
+            return job
         job = enqueue_and_drain(self.location, self.config, messages, session_id=self.session_id, source=source,
                                 detached=self.detached_drainer)
         if job is not None:
-            first = job not in self._jobs
-            self._jobs.add(job)
+            self._jobs[key] = (job, self.session_id)
             log_event(self.location, "session_enqueued", job=job, source=source, session_id=self.session_id,
-                      messages=len(messages), repeated=not first)
+                      messages=len(messages), repeated=False)
         return job
 
     def on_pre_compress(self, messages: Sequence[dict]) -> str:

@@ -156,15 +156,20 @@ def test_double_session_end_after_new_is_one_job(root, rules_backend, monkeypatc
 
     monkeypatch.setattr(P, "spawn_detached_drainer", lambda loc, **kw: spawned.append(loc) or 4242)
     _, provider = start_provider(root)
-    provider.on_session_end(SEED)
-    provider.on_session_end(list(SEED))  # Hermes delivers it again at exit after /new
+    provider.on_session_end(SEED)  # /new: the old session ends ...
+    provider.on_session_switch("sess-2", parent_session_id="sess-1", reset=True)  # ... and the new one starts
+    provider.on_session_end([dict(m) for m in SEED])  # at exit Hermes delivers the old messages again
     jobs = pending_jobs(Location(root, "default"))
     assert len(jobs) == 1 and jobs[0].session_id == "sess-1"
     events = [e for e in read_events(Location(root, "default"), "session_enqueued")]
-    assert [e["repeated"] for e in events] == [False, True]
-    assert len(spawned) == 2  # a second spawn is harmless: at most one drainer holds the lock
+    assert [(e["repeated"], e["session_id"]) for e in events] == [(False, "sess-1"), (True, "sess-1")]
+    assert len(spawned) == 1
     provider.on_session_end([{"role": "user", "content": "hi"}])  # too short: nothing
     assert len(pending_jobs(Location(root, "default"))) == 1
+    talk = [{"role": "user", "content": "以后都用中文回答我"}, {"role": "assistant", "content": "好的"}]
+    provider.on_session_end(talk)  # the new session's own conversation is its own job
+    jobs = pending_jobs(Location(root, "default"))
+    assert len(jobs) == 2 and {j.session_id for j in jobs} == {"sess-1", "sess-2"}
     provider.shutdown()
 
 

@@ -256,3 +256,79 @@ def test_overhead_bench_script_runs(env):
     assert result["plain_s"]["median"] > 0 and result["automem_s"]["median"] > 0
     assert result["start_path"]["heavy_modules"] == []  # no chromadb / model on Hermes' start path
     print("overhead (1 run, smoke):", result["overhead_median_pct"], "%", result["start_path"])
+
+
+def _interactive(h: HermesRoot, steps: list[tuple[str, bytes, float]]) -> bytes:
+    """Drive interactive `hermes chat` in a pseudo-terminal: for each (text to type, output to wait for, timeout)."""
+    import os
+    import pty
+    import select
+    import signal
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: Hermes in the fake home
+        os.chdir(str(h.home))
+        os.execve(h.hermes, [h.hermes, "chat"], h.env(TERM="xterm", COLUMNS="120", LINES="40"))
+    out = b""
+
+    def until(marker: bytes, timeout: float) -> None:
+        nonlocal out
+        start = len(out)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and marker not in out[start:]:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    data = os.read(fd, 65536)
+                except OSError:
+                    return
+                if not data:
+                    return
+                out += data
+        assert marker in out[start:], f"no {marker!r} within {timeout} s; output ends {out[-300:]!r}"
+
+    try:
+        for text, marker, timeout in steps:
+            if text:
+                os.write(fd, text.encode("utf-8"))
+            until(marker, timeout)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                pid = 0
+                break
+            try:  # keep draining its output, or a full pty would block its exit
+                if select.select([fd], [], [], 0.2)[0]:
+                    out += os.read(fd, 65536)
+            except OSError:  # the terminal closed: Hermes is exiting
+                time.sleep(0.2)
+        else:
+            raise AssertionError("hermes did not exit after /exit")
+    finally:
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        os.close(fd)
+    return out
+
+
+def test_new_then_exit_delivers_the_old_session_twice_and_it_is_one_job(env):
+    """Interactive /new, then /exit: Hermes 0.19 calls the provider's on_session_end for the old session at /new and
+    again, with the same messages, at exit. automem enqueues it once."""
+    h = env.h
+    line = "INTERACTIVE: 今天天气不错，我们聊聊"
+    before = {e["job"] for e in read_events(env.loc(), "job_enqueued")}
+    _interactive(h, [("", "❯".encode(), 60),  # the prompt is up
+                     (line + "\r", b"FAKE-ANSWER", 60),
+                     ("/new\r", b"1/2/3", 30),  # Hermes asks how to start the new session
+                     ("1\r", "❯".encode(), 30),
+                     ("/exit\r", b"", 1)])
+    events = [e for e in read_events(env.loc(), "session_enqueued") if e["job"] not in before]
+    assert [e["repeated"] for e in events] == [False, True], events
+    assert len({e["job"] for e in events}) == 1 and len({e["session_id"] for e in events}) == 1
+    new_jobs = [e for e in read_events(env.loc(), "job_enqueued") if e["job"] not in before]
+    assert len(new_jobs) == 1
