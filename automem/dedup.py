@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Callable, Sequence
 
 ACTIONS = ("duplicate", "update", "new")
@@ -670,6 +671,7 @@ def language(text: str) -> str:
     return "zh" if cjk and cjk * 4 >= latin else "en"
 
 
+@lru_cache(maxsize=4096)  # a stored memory is the neighbour of many candidates; Analysis is immutable
 def analyse(text: str) -> Analysis:
     """Split `text` into units (script-aware) and count its negations and change markers."""
     lang = language(text)

@@ -11,7 +11,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
-from .dedup import Neighbour, Thresholds, Verdict, decide
+from .dedup import Neighbour, Thresholds, Verdict, decide, settle
 from .log import log_event
 from .memory import WINGS, Memory, memory_id
 from .text import validate
@@ -142,15 +142,13 @@ def _settle_borderline(store, plans: list[_Planned], judge: Judge) -> None:
     texts = {p.id: p.text for p in plans}
     stored = [p.verdict.matched_id for p in unsure if p.verdict.matched_id not in texts]
     texts.update({m.id: m.text for m in store.get(stored)})
-    pairs = [(p.text, texts.get(p.verdict.matched_id, "")) for p in unsure]
     try:
-        answers = judge(pairs)
+        settled = settle([(p.text, texts.get(p.verdict.matched_id, ""), p.verdict) for p in unsure], judge)
     except Exception as exc:  # the judge is an optimisation: the cheap checks' answers stand
         log_event(store.location, "judge_failed", error=f"{exc.__class__.__name__}: {exc}")
         return
-    for plan, answer in zip(unsure, answers or []):
-        if answer in ("duplicate", "update", "new"):
-            plan.verdict = Verdict(answer, plan.verdict.matched_id, f"judge: {answer} ({plan.verdict.reason})", False)
+    for plan, verdict in zip(unsure, settled):
+        plan.verdict = verdict
 
 
 def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
