@@ -8,18 +8,22 @@ apart, closer than most paraphrases (see reference/embeddings.md). Distance only
 fact is the same or changed comes from cheap lexical checks on the two texts:
 
 - values: numbers, versions, dates, times, paths, identifiers, and names from small value classes (cities, editors,
-  languages, ...). Both sides holding a different value of the same kind is a changed value.
-- polarity: negation (not / never / 不 / 没 / 别 ...) and antonyms (dark/light, 暗/亮, tabs/spaces, like/dislike,
-  开/关 ...). A flip in either, not cancelled by the other ("never tabs" = "always spaces"), is a changed value.
-- the slot: in the same language, the content words left after dropping frame words ("用户", "I", "use", "习惯",
-  "always" ...) and mapping synonyms to one concept ("回复" = "reply" = "answer"). Nothing left on either side is a
-  restatement; a small differing span inside a shared frame ("住在上海" / "住在北京") is a changed value; more than that
-  is a different fact.
-- change markers (改用, 换成, 现在, switched to, now, no longer ...) tip a close pair with no other signal towards
-  an update, which is what they announce.
+  languages, weekdays, ...). A value replaced by another of its kind, the rest of the sentence being the same
+  slot, is a changed value ("3.11" -> "3.12", 上海 -> 北京); a value on one side only is a detail of another fact
+  ("用vim" / "vim配置放在~/.vimrc").
+- polarity: negations (not / never / 不 / 没 / 别 ...) plus antonyms (dark/light, 暗/亮, tabs/spaces, like/dislike,
+  开启/关闭, 超过/以内 ...). An odd difference flips the fact; a negation and an antonym cancel ("never tabs" =
+  "always spaces", "不吃肉" = "吃素").
+- overlap: the meaning left after dropping frame words ("用户", "I", "use", "习惯", "always" ...) and mapping
+  synonyms, in both languages, to one concept ("回复" = "reply" = "answer"). Enough in common (weighted Jaccard,
+  `MIN_OVERLAP`) is the same fact restated; less is a related fact. Across languages only concepts and values can
+  be matched (`CROSS_MIN_OVERLAP`).
+- change markers: strong ones (改用, 换成, 搬到, switched to, moved to, no longer) turn a replaced word into an
+  update; weak ones (现在, now) count only across languages, where the words cannot be compared.
 
-Chinese has no spaces: CJK runs are segmented by longest match against the lexicon below and the rest split into
-single characters; latin words, numbers and paths are tokens of their own.
+Chinese has no spaces: values are found first, then CJK runs are segmented by longest match against the lexicon
+below, and what is left is compared as characters and character bigrams; latin words, numbers and paths are
+tokens of their own. Pairs the rules are unsure of are marked borderline for a judge.
 """
 
 from __future__ import annotations
@@ -506,22 +510,17 @@ def _segment_cjk(run: str) -> list[Unit]:
     return out
 
 
-CJK_NGRAMS = "both"
-
-
 def _segment_words(run: str) -> list[Unit]:
     """Longest match against the lexicon; a numeral before a measure word is a number ("两杯", "三点"; "一张" is
-    the number 1, which `one_sided_values` treats as an article); the characters left between known words are content, as character bigrams
-    ("医生" and "医院" share a character but no bigram), a lone character as itself."""
+    the number 1, which `one_sided_values` treats as an article); the characters left between known words are
+    content: each character and each bigram ("医生" and "医院" share a character but no bigram)."""
     out: list[Unit] = []
     unknown: list[str] = []
 
     def flush_unknown() -> None:
-        if CJK_NGRAMS == "uni" or len(unknown) == 1:
-            out.extend(Unit("content", c, 1) for c in unknown)
-        elif CJK_NGRAMS == "bi":
-            out.extend(Unit("content", unknown[k] + unknown[k + 1], 2) for k in range(len(unknown) - 1))
-        else:
+        if len(unknown) == 1:
+            out.append(Unit("content", unknown[0], 1))
+        else:  # characters at half weight, bigrams at full: both were measured equal, together they are steadier
             out.extend(Unit("content", c, 0.5) for c in unknown)
             out.extend(Unit("content", unknown[k] + unknown[k + 1], 1) for k in range(len(unknown) - 1))
         unknown.clear()
