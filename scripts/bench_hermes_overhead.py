@@ -105,7 +105,7 @@ print(json.dumps({{"import_register_ms": (t1 - t0) * 1e3, "initialize_ms": (t2 -
 """
     rows = []
     for i in range(samples):
-        src = f"WARM = {i < 5}\n" + code  # 5 of the probes also time a prefetch after the warm-up
+        src = f"WARM = {i < min(5, samples)}\n" + code  # up to 5 probes also time a prefetch after the warm-up
         out = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=120,
                              env=dict(os.environ, HERMES_HOME=str(root)))
         if out.returncode != 0:
@@ -131,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=7, help="runs of each kind (at least 5 for the report)")
     ap.add_argument("--memories", type=int, default=100, help="memories in the automem store")
     ap.add_argument("--warmup", type=int, default=1, help="unmeasured runs of each kind first (page cache)")
+    ap.add_argument("--samples", type=int, default=20, help="fresh-interpreter probes of the plugin's start path")
     ap.add_argument("--json", action="store_true", help="one JSON object instead of the table")
     args = ap.parse_args(argv)
     if find_hermes() is None:
@@ -161,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
                     cpu[name].append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
                 if name == "automem":
                     drained.append(wait_quiet(with_am.root))
-        cost = start_path_cost(with_am.root)
+        cost = start_path_cost(with_am.root, samples=max(1, args.samples))
 
     a, b = describe(times["plain"]), describe(times["automem"])
     ca, cb = describe(cpu["plain"]), describe(cpu["automem"])
@@ -186,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  load average at the end: {result['load_average']} (other processes share these cores)")
     print(f"  detached drainer finished the session's job {result['drainer_wait_s_median']:.2f} s (median) after "
           f"hermes exited")
-    print(f"  plugin start path in a fresh interpreter (median of 20): import+register {cost['import_register_ms']} ms, "
+    print(f"  plugin start path in a fresh interpreter (median of {args.samples}): import+register {cost['import_register_ms']} ms, "
           f"initialize {cost['initialize_ms']} ms, system_prompt_block {cost['system_prompt_block_ms']} ms, "
           f"first prefetch {cost['prefetch_ms']} ms; total {cost['total_ms']} ms; "
           f"prefetch once warm (vector search) {cost['warm_prefetch_ms']} ms; "
