@@ -331,7 +331,7 @@ def create_profile(loc: Location, hermes: str | None) -> str:
     return "created (folder layout; `hermes` not on PATH)"
 
 
-def apply_packaged_profile(loc: Location, packaged: Path) -> list[str]:
+def apply_packaged_profile(loc: Location, packaged: Path, keep_provider: bool = False) -> list[str]:
     notes = []
     soul_src = packaged / "SOUL.md"
     soul = loc.profile_home / "SOUL.md"
@@ -343,7 +343,8 @@ def apply_packaged_profile(loc: Location, packaged: Path) -> list[str]:
     frag = packaged / "config.fragment.yaml"
     if frag.is_file():
         fragment = yaml.safe_load(frag.read_text(encoding="utf-8")) or {}
-        change = change_config(config_path(loc), fragment_ops(fragment))
+        ops = [op for op in fragment_ops(fragment) if not (keep_provider and op.path == ("memory", "provider"))]
+        change = change_config(config_path(loc), ops)
         if change.changed:
             notes.append("profile config fragment merged")
     return notes
@@ -376,22 +377,22 @@ def install_profile(loc: Location, sources: Sources, keep_provider: bool = False
         raise UsageError(f"profile {loc.profile!r} uses the memory provider {current!r} and Hermes runs one at a "
                          f"time: keep it with --keep-provider (automem then works through its general hooks), or "
                          f"switch with `hermes -p {loc.profile} memory off` and install again")
+    keeping = keep_provider and bool(current) and current != PLUGIN_NAME
     if packaged is not None:
-        result.steps += apply_packaged_profile(loc, packaged)
+        result.steps += apply_packaged_profile(loc, packaged, keep_provider=keeping)
     if copy_tree(sources.plugin, loc.profile_home / "plugins" / PLUGIN_NAME):
         result.steps.append(f"plugin copied to {loc.profile_home / 'plugins' / PLUGIN_NAME}")
     if copy_tree(sources.skill, loc.profile_home / "skills" / PLUGIN_NAME):
         result.steps.append(f"skill copied to {loc.profile_home / 'skills' / PLUGIN_NAME}")
     _, data = read_config(path)
-    change = change_config(path, install_ops(data, keep_provider and bool(current) and current != PLUGIN_NAME))
+    change = change_config(path, install_ops(data, keeping))
     if change.changed:
         result.backup, result.comments_kept = change.backup, change.comments_kept
         result.steps.append("config.yaml: plugins.enabled += automem" +
-                            ("" if keep_provider and current and current != PLUGIN_NAME else
-                             ", memory.provider = automem") +
+                            ("" if keeping else ", memory.provider = automem") +
                             (f" (backup {change.backup})" if change.backup else "") +
                             ("" if change.comments_kept else "; comments could not be kept, see the backup"))
-    result.provider = current if keep_provider and current else PLUGIN_NAME
+    result.provider = current if keeping else PLUGIN_NAME
     if not result.steps:
         result.steps.append("already installed")
     return result

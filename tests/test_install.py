@@ -182,6 +182,14 @@ def test_install_blog_writer_creates_the_profile_from_the_folder_layout(tmp_path
     assert code == 2 and "does not exist" in err
 
 
+def test_blog_writer_with_kept_provider_keeps_it(tmp_path, capsys, no_hermes):
+    root = hermes_root(tmp_path, HERMES_STYLE + "memory:\n  provider: honcho\n")
+    code, _, err = cli(capsys, "install", "--hermes-home", str(root), "--profile", "blog-writer", "--keep-provider")
+    assert code == 0, err
+    data = yaml.safe_load((root / "profiles" / "blog-writer" / "config.yaml").read_text())
+    assert data["memory"]["provider"] == "honcho" and "kanban" in data["toolsets"]
+
+
 def test_all_profiles_and_uninstall_reverse_the_install(tmp_path, capsys, no_hermes):
     root = hermes_root(tmp_path)
     (root / "profiles" / "editor").mkdir(parents=True)
