@@ -455,3 +455,36 @@ def test_cli_extract_with_rules_and_no_network_at_all(root):
     assert any("PEP8" in line for line in news) and len(news) >= 5
     again = cli("extract", str(SAMPLE), "--hermes-home", str(root), prefix=prefix)
     assert not [line for line in again.stdout.splitlines() if line.startswith(("new", "update"))], again.stdout
+
+
+@pytest.mark.e2e
+def test_hermes_backend_end_to_end_in_the_detached_drainer(tmp_path):
+    """`auto` with no key inside Hermes: a real `hermes chat -q` ends, the detached drainer (Hermes' interpreter)
+    asks the host's own model through the plugin LLM facade, and the memories are stored."""
+    from automem.log import read_events
+    from automem.store import Store
+    from tests.support.hermes import HermesRoot, find_hermes, poll
+
+    if find_hermes() is None:
+        pytest.skip("hermes-agent is not installed")
+    turn = "我习惯用vim编辑器，不要给我推荐nano。我的项目统一用Python 3.11。"
+    rules = [{"match": {"system": "记忆提取助手"}, "json": {"persona": ["用户习惯使用vim编辑器"],
+                                                         "instruction": ["项目统一使用Python 3.11"]}},
+             {"match": {"system": "记忆去重助手"}, "text": '["new", "new"]'},
+             {"text": "好的，记住了。"}]
+    with FakeLLM(rules) as llm:
+        h = HermesRoot.create(tmp_path, llm.url, extra_config="automem:\n  extract_backend: auto\n")
+        h.automem("install", "--hermes-home", str(h.root), "--profile", "default").check()
+        res = h.chat(turn).check()
+        loc = Location(h.root, "default")
+        done = poll(lambda: [e for e in read_events(loc, "job") if e["status"] == "done"], deadline_s=120,
+                    what="the extraction job done")
+        assert done[0]["backend"] == "hermes" and done[0]["session_id"] == res.session_id
+        extraction = [r for r in llm.chat_requests() if "记忆提取助手" in str(r["body"]["messages"][0]["content"])]
+        assert len(extraction) == 1 and extraction[0]["body"]["model"] == "fake-model"  # the host's model
+        assert done[0]["prompt_tokens"] > 0
+    store = Store(loc, Config())
+    try:
+        assert sorted(m.text for m in store.list(profile="default")) == ["用户习惯使用vim编辑器", "项目统一使用Python 3.11"]
+    finally:
+        store.close()
