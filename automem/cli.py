@@ -226,7 +226,7 @@ def _memory_line(m, distance: float | None = None) -> str:
 def cmd_search(args, ctx: Context) -> int:
     if args.k < 1:
         raise UsageError("-k must be at least 1")
-    hits = ctx.store.search(args.query, k=args.k, profile=ctx.profile, wing=args.wing)
+    hits = ctx.store.recall(args.query, k=args.k, profile=ctx.profile, wing=args.wing)
     for m, dist in hits:
         ctx.emit({**m.to_json(), "distance": round(dist, 4)}, _memory_line(m, dist))
     if not hits and not args.json:

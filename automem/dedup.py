@@ -198,6 +198,12 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "BLOCKED": ("blocked", "stuck", "卡住", "阻塞", "受阻"),
     "WRITE": ("write", "writes", "wrote", "written", "writing", "写", "撰写", "编写"),
     "READ": ("read", "reads", "阅读", "读"),
+    # common work vocabulary, so a question in one language meets a memory in the other (recall re-ranking)
+    "READER": ("reader", "readers", "readership", "views", "pageviews", "读者", "阅读量", "浏览量"),
+    "SOURCE": ("source", "sources", "citation", "citations", "出处", "来源", "引用"),
+    "TOPIC": ("topic", "topics", "subject", "subjects", "主题", "话题", "题材"),
+    "CI": ("ci", "ci pipeline", "continuous integration", "持续集成"),
+    "PACKAGE": ("package", "packages", "package manager", "dependencies", "包管理器", "包管理", "依赖包"),
     "CHECK": ("check", "checks", "checked", "verify", "verified", "检查", "核对", "验证", "确认"),
     "ADD": ("add", "adds", "added", "include", "includes", "attach", "添加", "加上", "附上", "带上"),
     "REMOVE": ("remove", "removes", "removed", "delete", "deletes", "deleted", "drop", "删除", "删掉", "去掉", "移除"),

@@ -277,7 +277,7 @@ def prefetch_block(location: Location, config: Config, query: str, *, store=None
     if not query or not query.strip():
         return "", []
     if store is not None:
-        hits = store.search(query, k=max(config.recall_max_items, 5), profile=location.profile)
+        hits = store.recall(query, k=max(config.recall_max_items, 5), profile=location.profile)
         items = select_prefetch_vector(hits, location.profile, config, exclude)
     else:
         items = select_prefetch_lexical(load_items(location, config), query, location.profile, config, exclude)

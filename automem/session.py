@@ -101,7 +101,7 @@ def tool_search(store, profile: str, args: dict) -> dict:
         wing = {"persona": "user"}.get(wing, wing)
         if wing not in WINGS:
             return {"error": f"`wing` must be one of {', '.join(WINGS)}"}
-    hits = store.search(query, k=k, profile=profile, wing=wing)
+    hits = store.recall(query, k=k, profile=profile, wing=wing)
     return {"results": [{"id": m.id, "text": m.text, "category": m.category, "wing": m.wing, "profile": m.profile,
                          "distance": round(d, 4), "updated_at": m.updated_at} for m, d in hits]}
 

@@ -209,6 +209,16 @@ class Store:
         dists = (res.get("distances") or [[]])[0]
         return [(Memory.from_record(i, d, m), float(dist)) for i, d, m, dist in zip(ids, docs, metas, dists)]
 
+    def recall(self, query: str, *, k: int = 5, profile: str | None = None, wing: str | None = None,
+               wings: Iterable[str] | None = None, where: dict | None = None) -> list[tuple[Memory, float]]:
+        """What a person asking `query` should be shown: `search` over a wider pool, re-ranked by shared concepts
+        (`automem.ranking`). The write path keeps using plain `search`: its decisions are about distance."""
+        from .ranking import rerank
+
+        pool = max(self.config.recall_pool, k)
+        hits = self.search(query, k=pool, profile=profile, wing=wing, wings=wings, where=where)
+        return rerank(query, hits, lambda m: m.text, k, self.config.recall_rerank_weight)
+
     def get(self, ids: Sequence[str]) -> list[Memory]:
         """Memories by id, whatever their status, in the order asked (missing ids are left out)."""
         if not ids:
@@ -261,8 +271,9 @@ class Store:
             try:
                 # Ids not stored yet go through `add`, which Chroma ignores for an id that exists by then: when
                 # writers on two machines (where the file lock does not reach) store the same fact at once, the
-                # first record stays whole (its created_at, job, session). Stored ids are replaced on purpose
-                # (restoring a forgotten memory, import), so they are upserted.
+                # record that landed first stays as it was (its created_at, job, session) instead of being
+                # rewritten by the later copy. Stored ids are replaced on purpose (restoring a forgotten memory,
+                # import), so they are upserted.
                 present = set(self._collection.get(ids=[m.id for m in memories], include=[])["ids"])
                 fresh = [i for i, m in enumerate(memories) if m.id not in present]
                 stored = [i for i, m in enumerate(memories) if m.id in present]

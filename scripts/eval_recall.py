@@ -2,7 +2,7 @@
 """Recall quality: do questions worded unlike the memories find them?
 
 Loads tests/data/recall_bank.json into a fresh store in a temporary Hermes root through the write path
-(`automem.write_path.remember`), then asks each question with `Store.search(question, k=3, profile=...)` (the
+(`automem.write_path.remember`), then asks each question with `Store.recall(question, k=3, profile=...)` (the
 profile's visibility: its own memories plus the shared wings of the others) and checks whether an expected
 memory is first (hit@1) or among the first three (hit@3). Prints the figures overall, by question language,
 same- vs cross-language and by profile. Exit 1 when hit@3 < 90% or a bank memory was not stored as new.
@@ -63,7 +63,7 @@ def ask_all(store, bank: dict, mapping: dict[str, str], k: int = 3) -> dict:
     latencies = []
     for q in bank["questions"]:
         started = time.perf_counter()
-        hits = store.search(q["question"], k=k, profile=q["profile"])
+        hits = store.recall(q["question"], k=k, profile=q["profile"])
         latencies.append((time.perf_counter() - started) * 1000)
         found = [back.get(m.id, m.id) for m, _ in hits]
         rank = next((i for i, f in enumerate(found) if f in q["expect"]), None)
