@@ -389,7 +389,9 @@ def cmd_migrate(args, ctx: Context) -> int:
     from .migrate import is_url, migrate
 
     report = migrate(ctx.store, args.to, tenant=args.tenant, database=args.database, merge=args.merge)
-    hint = (f"to use it: set `automem: {{chroma_url: {args.to}}}` in config.yaml" if is_url(args.to)
+    where = "".join(f", {key}: {value}" for key, value in (("chroma_tenant", args.tenant),
+                                                           ("chroma_database", args.database)) if value)
+    hint = (f"to use it: set `automem: {{chroma_url: {args.to}{where}}}` in config.yaml" if is_url(args.to)
             else "to use it: remove automem.chroma_url from config.yaml of that root")
     ctx.emit(report.to_json(),
              f"copied {report.copied} memories from {report.source} to {report.target} "

@@ -123,7 +123,10 @@ def plan_pass(groups: list[_Group], thresholds: Thresholds, k: int) -> list[Merg
                 row = np.where(g.alive_before(i), sims[i - start, :i], -np.inf)
                 take = min(k, i)
                 nearest = np.argpartition(-row, take - 1)[:take] if take < i else np.arange(i)
-                nearest = [int(j) for j in sorted(nearest, key=lambda j: -row[j]) if np.isfinite(row[j])]
+                # decide() never merges beyond the `related` distance: skip the (pure Python) call when nothing
+                # is that close, which is most memories.
+                nearest = [int(j) for j in sorted(nearest, key=lambda j: -row[j])
+                           if np.isfinite(row[j]) and 1.0 - row[j] <= thresholds.related]
                 if not nearest:
                     continue
                 me = g.records[i].memory

@@ -147,3 +147,16 @@ def test_migrating_onto_itself_is_refused(capsys, tmp_path):
     code, _, err = run(capsys, "migrate", "--to", str(tmp_path / "x"), "--database", "d",
                        "--hermes-home", str(tmp_path / "r"))
     assert code == 2 and "only go with --to URL" in err
+
+
+def test_back_into_the_same_root_then_drop_chroma_url(capsys, tmp_path, chroma_server):
+    database = chroma_server.new_database()
+    root = server_root(tmp_path, "home", chroma_server.url, database)
+    code, decisions, _ = run(capsys, "add", "I use vim, not nano", "--json", "--hermes-home", str(root))
+    assert code == 0 and decisions[0]["decision"] == "new"
+    code, [report], err = run(capsys, "migrate", "--to", str(root), "--json", "--hermes-home", str(root))
+    assert code == 0 and report["ok"] and report["copied"] == 1, err
+    assert report["target"] == str(root / "automem" / "chroma")
+    (root / "config.yaml").write_text("automem: {}\n", encoding="utf-8")  # back to the embedded store
+    code, hits, _ = run(capsys, "search", "which editor", "--json", "--hermes-home", str(root))
+    assert code == 0 and hits[0]["id"] == decisions[0]["id"] and hits[0]["text"] == "I use vim, not nano"
