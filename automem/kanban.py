@@ -23,9 +23,10 @@ import os
 import re
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .config import Config
 from .errors import AutomemError, UsageError
@@ -344,11 +345,27 @@ def _save_state(path: Path, state: SyncState) -> None:
     os.replace(tmp, path)
 
 
-def _state_lock(path: Path):
-    from filelock import FileLock
+SYNC_LOCK_TIMEOUT_S = 60.0
+
+
+@contextmanager
+def _state_lock(path: Path, timeout: float | None = None) -> Iterator[None]:
+    """One sync per board at a time (a worker start and a CLI sync may overlap)."""
+    from filelock import FileLock, Timeout
+
+    timeout = SYNC_LOCK_TIMEOUT_S if timeout is None else timeout
 
     ensure_private_dir(path.parent)
-    return FileLock(str(path) + ".lock", timeout=60, mode=0o600)
+    lock = FileLock(str(path) + ".lock", mode=0o600)
+    try:
+        lock.acquire(timeout=timeout)
+    except Timeout:
+        raise BoardError(f"another kanban-sync has held {lock.lock_file} for {timeout:.0f} s; "
+                         f"if none is running, delete that file") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _mark_recorded(location: Location, board: str, db: Path, run_ids: Iterable[int]) -> None:

@@ -534,3 +534,19 @@ def test_recall_switched_off_still_backfills(board, root, store, monkeypatch):
     board.claim(nxt)
     assert kanban.hook_first_turn(str(root / "profiles" / "editor"), worker_env(board, nxt), True) is None
     assert len(stored_task_memories(store, done)) == 1
+
+
+def test_a_sync_held_elsewhere_is_one_clear_error(board, location, monkeypatch):
+    from filelock import FileLock
+
+    slug, db = kanban.resolve_board(location, None, env={})
+    path = kanban._state_path(location, slug, db)
+    location.cache_dir.mkdir(parents=True, exist_ok=True)
+    held = FileLock(str(path) + ".lock")
+    held.acquire()
+    try:
+        monkeypatch.setattr(kanban, "SYNC_LOCK_TIMEOUT_S", 0.2)
+        with pytest.raises(kanban.BoardError, match="another kanban-sync"):
+            kanban.kanban_sync(location, Config(), env={})
+    finally:
+        held.release()
