@@ -8,7 +8,8 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-stamp=".venv/.automem-installed$([ "${1:-}" = --test ] && echo -test)"
+stamp=".venv/.automem-installed"
+[ "${1:-}" = --test ] && stamp="$stamp-test"
 # Reinstall only when the declared dependencies changed (a clean clone always installs).
 want="$(sha256sum pyproject.toml | cut -c1-16)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then

@@ -15,7 +15,7 @@ step extract tests/data/sample_conversation.json
 echo "# the same conversation again: nothing new"
 step extract tests/data/sample_conversation.json
 echo "# a restatement is a duplicate; a changed value supersedes the old fact"
-step add "用户习惯使用 vim 编辑器" --wing user
+step add "I use vim as my editor, never suggest nano" --wing user
 step add "项目改用Python 3.12" --wing instruction
 echo "# recall, in another language than the memory"
 step search "你知道我用什么编辑器吗？" -k 1
