@@ -64,7 +64,8 @@ def target_of(config, url: str | None = None) -> ServerTarget:
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise ConfigError(f"automem.chroma_url={raw!r}: expected http(s)://host:port (e.g. http://10.0.0.5:8000)")
     if parsed.path not in ("", "/") or parsed.query:
-        raise ConfigError(f"automem.chroma_url={raw!r}: give only scheme, host and port (Chroma's API lives at /api/v2)")
+        raise ConfigError(f"automem.chroma_url={raw!r}: give only scheme, host and port "
+                          f"(Chroma's API lives at /api/v2)")
     try:
         port = parsed.port or (443 if parsed.scheme == "https" else 8000)
     except ValueError:
@@ -291,8 +292,9 @@ def server_checks(config, timeout: float = 10.0) -> list[Check]:
         return checks
     conf = col.body.get("configuration_json") or {}
     space = (conf.get("hnsw") or {}).get("space") or (conf.get("spann") or {}).get("space")
-    checks.append(Check("chroma collection", "ok" if space == "cosine" else "fail", f"`{COLLECTION}` present, space {space}",
-                        "" if space == "cosine" else "the collection was not made by automem: migrate to a new database"))
+    cosine = space == "cosine"
+    checks.append(Check("chroma collection", "ok" if cosine else "fail", f"`{COLLECTION}` present, space {space}",
+                        "" if cosine else "the collection was not made by automem: migrate to a new database"))
     ef = conf.get("embedding_function") or {}
     want_name, want_conf = expected_embedding_function(config)
     got_conf = ef.get("config") or {}

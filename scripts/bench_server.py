@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Embedded store vs Chroma server, side by side: write-path adds, search latency, compact and migrate times.
 
+Both backends are measured in one run, interleaved add by add and query by query.
+
     python scripts/bench_server.py [--url URL] [--sizes 1000,10000] [--adds 200] [--queries 200] [--json]
 
 The same measurements as scripts/bench_store.py, run once per backend in one process. Without --url a Chroma server
@@ -30,42 +32,52 @@ from bench_store import QUERIES, percentile  # noqa: E402
 from stress_store import memory_text  # noqa: E402
 
 
-def measure(backend: str, base: str, url: str, sizes: list[int], adds: int, queries: int) -> dict:
+def measure(base: str, url: str, sizes: list[int], adds: int, queries: int) -> dict:
+    """Every figure for both backends, interleaved step by step (add by add, query by query), so that a machine
+    whose load changes during the run weighs on both alike."""
     from automem.compact import compact
     from automem.config import Config
     from automem.memory import Memory, memory_id
+    from automem.migrate import migrate
     from automem.paths import Location
     from automem.store import Store
     from automem.write_path import Candidate, remember
     from tests.support.chroma_server import create_database
 
-    def fresh(name: str) -> Store:
+    backends = ("embedded", "server")
+
+    def fresh(backend: str, name: str) -> Store:
         loc = Location(Path(base) / backend / name, "default")
         if backend == "server":
             return Store(loc, Config(chroma_url=url, chroma_database=create_database(url)))
         return Store(loc, Config())
 
-    out: dict = {}
-    store = fresh("adds")
-    store.embed(["warm up the model"])
-    store.count()
-    lat = []
+    out: dict = {b: {} for b in backends}
+    stores = {b: fresh(b, "adds") for b in backends}
+    for st in stores.values():
+        st.embed(["warm up the model"])
+        st.count()
+    lat: dict = {b: [] for b in backends}
     for i in range(adds):
-        t = time.perf_counter()
-        remember(store, [Candidate(memory_text(1, i), wing="episodic")])
-        lat.append((time.perf_counter() - t) * 1000)
-    out["add_one_p50_ms"] = round(percentile(lat, 50), 1)
-    out["add_one_p95_ms"] = round(percentile(lat, 95), 1)
-    out["add_one_per_s"] = round(adds / (sum(lat) / 1000), 1)
-    t = time.perf_counter()
+        for b in backends:
+            t = time.perf_counter()
+            remember(stores[b], [Candidate(memory_text(1, i), wing="episodic")])
+            lat[b].append((time.perf_counter() - t) * 1000)
+    batch_s = {b: 0.0 for b in backends}
     for start in range(0, adds, 50):
-        remember(store, [Candidate(memory_text(2, i), wing="episodic") for i in range(start, min(adds, start + 50))])
-    out["add_batched_per_s"] = round(adds / (time.perf_counter() - t), 1)
-    store.close()
+        for b in backends:
+            t = time.perf_counter()
+            batch = [Candidate(memory_text(2, i), wing="episodic") for i in range(start, min(adds, start + 50))]
+            remember(stores[b], batch)
+            batch_s[b] += time.perf_counter() - t
+    for b in backends:
+        out[b].update(add_one_p50_ms=round(percentile(lat[b], 50), 1), add_one_p95_ms=round(percentile(lat[b], 95), 1),
+                      add_one_per_s=round(adds / (sum(lat[b]) / 1000), 1),
+                      add_batched_per_s=round(adds / batch_s[b], 1))
+        stores[b].close()
 
     rng = random.Random(7)
     for size in sizes:
-        store = fresh(f"n{size}")
         mems = []
         for i in range(size):
             text = memory_text(i % 50, i)
@@ -73,31 +85,32 @@ def measure(backend: str, base: str, url: str, sizes: list[int], adds: int, quer
             prof = ("default", "blog-writer", "editor")[i % 3]
             mems.append(Memory(id=memory_id(prof, wing, text), text=text, wing=wing, profile=prof,
                                created_at=1_700_000_000 + i, updated_at=1_700_000_000 + i))
-        t = time.perf_counter()
-        store.import_memories(mems, batch=500)
-        fill = time.perf_counter() - t
-        store.search("warm up the index", k=5, profile="default")
-        lat = []
+        stores = {b: fresh(b, f"n{size}") for b in backends}
+        entry: dict = {b: {} for b in backends}
+        for b in backends:
+            t = time.perf_counter()
+            stores[b].import_memories(mems, batch=500)
+            entry[b]["fill_per_s"] = round(size / (time.perf_counter() - t), 1)
+            stores[b].search("warm up the index", k=5, profile="default")
+        lat = {b: [] for b in backends}
         for q in range(queries):
             query = QUERIES[q % len(QUERIES)] + ("" if q < len(QUERIES) else f" {rng.randint(0, 999)}")
+            for b in backends:
+                t = time.perf_counter()
+                stores[b].search(query, k=5, profile="default")
+                lat[b].append((time.perf_counter() - t) * 1000)
+        for b in backends:
             t = time.perf_counter()
-            store.search(query, k=5, profile="default")
-            lat.append((time.perf_counter() - t) * 1000)
+            report = compact(stores[b], dry_run=True)
+            entry[b].update(search_p50_ms=round(percentile(lat[b], 50), 2),
+                            search_p95_ms=round(percentile(lat[b], 95), 2),
+                            compact_dry_run_s=round(time.perf_counter() - t, 2), compact_would_merge=len(report.merges))
         t = time.perf_counter()
-        report = compact(store, dry_run=True)
-        compact_s = time.perf_counter() - t
-        entry = {"search_p50_ms": round(percentile(lat, 50), 2), "search_p95_ms": round(percentile(lat, 95), 2),
-                 "fill_per_s": round(size / fill, 1), "compact_dry_run_s": round(compact_s, 2),
-                 "compact_would_merge": len(report.merges)}
-        if backend == "embedded":
-            from automem.migrate import migrate
-
-            t = time.perf_counter()
-            mig = migrate(store, url, database=f"bench-migrate-{size}-{os.getpid()}")
-            entry["migrate_to_server_s"] = round(time.perf_counter() - t, 2)
-            entry["migrate_ok"] = mig.ok
-        store.close()
-        out[f"n{size}"] = entry
+        mig = migrate(stores["embedded"], url, database=f"bench-migrate-{size}-{os.getpid()}")
+        entry["embedded"].update(migrate_to_server_s=round(time.perf_counter() - t, 2), migrate_ok=mig.ok)
+        for b in backends:
+            stores[b].close()
+            out[b][f"n{size}"] = entry[b]
     return out
 
 
@@ -117,9 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     server = None if args.url else ChromaServer(os.path.join(base, "chroma-server")).start()
     url = args.url or server.url
     try:
-        result = {"url": url, "cpus": os.cpu_count(),
-                  "embedded": measure("embedded", base, url, sizes, args.adds, args.queries),
-                  "server": measure("server", base, url, sizes, args.adds, args.queries)}
+        # The load average says how busy the machine was: both backends share it, so compare them side by side.
+        result = {"url": url, "cpus": os.cpu_count(), "load_before": round(os.getloadavg()[0], 2)}
+        result.update(measure(base, url, sizes, args.adds, args.queries))
+        result["load_after"] = round(os.getloadavg()[0], 2)
     finally:
         if server is not None:
             server.stop()
@@ -129,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     e, s = result["embedded"], result["server"]
     rows = [("add, write path, one by one: p50 ms", "add_one_p50_ms"), ("  p95 ms", "add_one_p95_ms"),
             ("  adds/s", "add_one_per_s"), ("add, batches of 50: adds/s", "add_batched_per_s")]
-    print(f"{'':44}{'embedded':>12}{'server':>12}   (server: {url}, {result['cpus']} cpus)")
+    print(f"{'':44}{'embedded':>12}{'server':>12}   (server: {url}, {result['cpus']} cpus, load average "
+          f"{result['load_before']} before, {result['load_after']} after)")
     for label, key in rows:
         print(f"{label:44}{e[key]:>12}{s[key]:>12}")
     for size in sizes:
