@@ -20,12 +20,13 @@ from .config import Config, load_config
 from .errors import AutomemError, StoreError
 from .memory import METADATA_KEYS, Memory
 from .paths import Location
-from .visibility import visible_where
+from .visibility import matches, visible_where
 
 COLLECTION = "memories"
 _STATUS_RANK = {"active": 0, "superseded": 1, "forgotten": 2}  # update_metadata never moves a status down
 LOCK_TIMEOUT_S = 120.0
 _PAGE = 1000
+SEARCH_POOL = 40  # unfiltered neighbours fetched before falling back to a filtered (slow) query
 
 
 class Store:
@@ -196,18 +197,29 @@ class Store:
                 return []
             embedding = self.embed([text])[0]
         flt = self.where(profile, wing=wing, wings=wings, extra=where, include_hidden=include_hidden)
-        with self._thread_lock:
-            col = self.collection
-            try:
-                res = col.query(query_embeddings=[list(embedding)], n_results=max(1, k), where=flt or None,
-                                include=["documents", "metadatas", "distances"])
-            except Exception as exc:
-                raise StoreError(f"search failed: {self._explain(exc)}") from None
-        ids = (res.get("ids") or [[]])[0]
-        docs = (res.get("documents") or [[]])[0]
-        metas = (res.get("metadatas") or [[]])[0]
-        dists = (res.get("distances") or [[]])[0]
-        return [(Memory.from_record(i, d, m), float(dist)) for i, d, m, dist in zip(ids, docs, metas, dists)]
+        k = max(1, k)
+
+        def query(n: int, filtered: bool) -> list[tuple[Memory, float]]:
+            with self._thread_lock:
+                try:
+                    res = self.collection.query(query_embeddings=[list(embedding)], n_results=n,
+                                                where=(flt or None) if filtered else None,
+                                                include=["documents", "metadatas", "distances"])
+                except Exception as exc:
+                    raise StoreError(f"search failed: {self._explain(exc)}") from None
+            return [(Memory.from_record(i, d, m), float(dist)) for i, d, m, dist in
+                    zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])]
+
+        if not flt:
+            return query(k, False)
+        # Fast path: the nearest memories unfiltered, filtered here. Exact whenever it yields k visible ones (every
+        # visible memory nearer than the k-th is among them); otherwise ask Chroma for the filtered query.
+        pool = max(SEARCH_POOL, 4 * k)
+        hits = query(pool, False)
+        visible = [(m, d) for m, d in hits if matches(m.metadata(), flt)]
+        if len(visible) >= k or len(hits) < pool:
+            return visible[:k]
+        return query(k, True)
 
     def recall(self, query: str, *, k: int = 5, profile: str | None = None, wing: str | None = None,
                wings: Iterable[str] | None = None, where: dict | None = None) -> list[tuple[Memory, float]]:

@@ -56,3 +56,36 @@ def is_visible(meta: dict, profile: str | None, shared_wings: Iterable[str]) -> 
     if meta.get("status", "active") != "active":
         return False
     return profile is None or meta.get("profile") == profile or meta.get("wing") in set(shared_wings)
+
+
+def matches(meta: dict, where: dict | None) -> bool:
+    """Whether one record's metadata passes a Chroma `where` filter (the operators automem's filters use).
+
+    Lets the store filter the nearest neighbours itself: on an embedded Chroma a filtered vector query is 10x
+    slower than an unfiltered one at 10k memories.
+    """
+    if not where:
+        return True
+    for key, cond in where.items():
+        if key == "$and":
+            if not all(matches(meta, c) for c in cond):
+                return False
+        elif key == "$or":
+            if not any(matches(meta, c) for c in cond):
+                return False
+        elif isinstance(cond, dict):
+            value = meta.get(key)
+            for op, arg in cond.items():
+                ok = {"$eq": lambda: value == arg, "$ne": lambda: value != arg,
+                      "$in": lambda: value in arg, "$nin": lambda: value not in arg,
+                      "$gt": lambda: value is not None and value > arg,
+                      "$gte": lambda: value is not None and value >= arg,
+                      "$lt": lambda: value is not None and value < arg,
+                      "$lte": lambda: value is not None and value <= arg}.get(op)
+                if ok is None:
+                    raise ValueError(f"unsupported filter operator {op}")
+                if not ok():
+                    return False
+        elif meta.get(key) != cond:
+            return False
+    return True
