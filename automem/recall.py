@@ -271,14 +271,22 @@ def system_prompt_block(location: Location, config: Config,
     return format_block(items, location.profile), [i.id for i in items]
 
 
+TASK_ROOM = "kanban"
+
+
 def prefetch_block(location: Location, config: Config, query: str, *, store=None,
                    exclude: Iterable[str] = ()) -> tuple[str, list[str]]:
-    """(block text, ids shown) relevant to `query`: vector search with a warm `store`, else lexical."""
+    """(block text, ids shown) relevant to `query`: vector search with a warm `store`, else lexical.
+
+    Kanban task records are left out: a worker's query is only "work kanban task t_…", which would match every
+    task record on the word "kanban"; past tasks reach workers through the relevance-ranked kanban block."""
     if not query or not query.strip():
         return "", []
     if store is not None:
-        hits = store.recall(query, k=max(config.recall_max_items, 5), profile=location.profile)
+        hits = store.recall(query, k=max(config.recall_max_items, 5), profile=location.profile,
+                            where={"room": {"$ne": TASK_ROOM}})
         items = select_prefetch_vector(hits, location.profile, config, exclude)
     else:
-        items = select_prefetch_lexical(load_items(location, config), query, location.profile, config, exclude)
+        items = select_prefetch_lexical([i for i in load_items(location, config) if i.room != TASK_ROOM], query,
+                                        location.profile, config, exclude)
     return format_prefetch(items, location.profile), [i.id for i in items]

@@ -120,3 +120,15 @@ def test_vector_prefetch_with_a_warm_store(store, location, config):
     assert text.startswith(RECALL_MARKER) and "vim" in text and "暗色" not in text
     text2, _ = recall.prefetch_block(location, config, "你知道我用什么编辑器吗？", store=store, exclude=ids[:1])
     assert "vim编辑器" not in text2
+
+
+def test_prefetch_leaves_kanban_task_records_to_the_kanban_block(store, location, config):
+    from automem.recall import prefetch_block
+    from automem.write_path import Candidate, remember
+
+    remember(store, [Candidate("写一篇 Kanban 入门文章 — 完成了入门文章", wing="episodic", room="kanban",
+                               id="m_kanban_task_record"),
+                     Candidate("用户喜欢用Kanban看板管理写作任务", wing="user")])
+    for warm in (store, None):
+        block, ids = prefetch_block(location, config, "work kanban task t_12345678", store=warm)
+        assert "m_kanban_task_record" not in ids and "入门文章" not in block
