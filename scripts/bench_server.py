@@ -29,7 +29,7 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 
 from bench_store import QUERIES, percentile  # noqa: E402
-from stress_store import memory_text  # noqa: E402
+from stress_store import memory_bank, memory_text  # noqa: E402
 
 
 def measure(base: str, url: str, sizes: list[int], adds: int, queries: int) -> dict:
@@ -37,7 +37,6 @@ def measure(base: str, url: str, sizes: list[int], adds: int, queries: int) -> d
     whose load changes during the run weighs on both alike."""
     from automem.compact import compact
     from automem.config import Config
-    from automem.memory import Memory, memory_id
     from automem.migrate import migrate
     from automem.paths import Location
     from automem.store import Store
@@ -78,13 +77,7 @@ def measure(base: str, url: str, sizes: list[int], adds: int, queries: int) -> d
 
     rng = random.Random(7)
     for size in sizes:
-        mems = []
-        for i in range(size):
-            text = memory_text(i % 50, i)
-            wing = ("user", "episodic", "instruction")[i % 3]
-            prof = ("default", "blog-writer", "editor")[i % 3]
-            mems.append(Memory(id=memory_id(prof, wing, text), text=text, wing=wing, profile=prof,
-                               created_at=1_700_000_000 + i, updated_at=1_700_000_000 + i))
+        mems = memory_bank(size)
         stores = {b: fresh(b, f"n{size}") for b in backends}
         entry: dict = {b: {} for b in backends}
         for b in backends:

@@ -24,7 +24,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from stress_store import memory_text  # noqa: E402  (same generator of distinct sentences)
+from stress_store import memory_bank, memory_text  # noqa: E402  (same generator of distinct sentences)
 
 QUERIES = ["which team owns the dashboard", "how often does the pipeline run", "where does the cache live",
            "what was the service renamed to", "how much memory does the cluster need", "用户用什么编辑器",
@@ -57,7 +57,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from automem.config import Config, load_config
-    from automem.memory import Memory, memory_id
     from automem.paths import Location
     from automem.store import Store
     from automem.write_path import Candidate, remember
@@ -87,13 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     for size in [int(s) for s in args.sizes.split(",") if s]:
         loc = Location.resolve(os.path.join(base, f"n{size}"))
         store = Store(loc, cfg)
-        mems = []
-        for i in range(size):
-            text = memory_text(i % 50, i)
-            wing = ("user", "episodic", "instruction")[i % 3]
-            prof = ("default", "blog-writer", "editor")[i % 3]
-            mems.append(Memory(id=memory_id(prof, wing, text), text=text, wing=wing, profile=prof,
-                               created_at=1_700_000_000 + i, updated_at=1_700_000_000 + i))
+        mems = memory_bank(size)
         t = time.perf_counter()
         store.import_memories(mems, batch=500)
         fill = time.perf_counter() - t

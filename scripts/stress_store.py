@@ -43,6 +43,20 @@ def memory_text(writer: int, i: int) -> str:
     return f"The {a} {subject} #{writer}-{i} {fact}"
 
 
+def memory_bank(size: int) -> list:
+    """`size` distinct memories spread over three profiles and the three wings (the benchmarks' stores)."""
+    from automem.memory import Memory, memory_id
+
+    mems = []
+    for i in range(size):
+        text = memory_text(i % 50, i)
+        wing = ("user", "episodic", "instruction")[i % 3]
+        prof = ("default", "blog-writer", "editor")[i % 3]
+        mems.append(Memory(id=memory_id(prof, wing, text), text=text, wing=wing, profile=prof,
+                           created_at=1_700_000_000 + i, updated_at=1_700_000_000 + i))
+    return mems
+
+
 def worker(root: str, writer: int, count: int, start: int = 0) -> int:
     """Add `count` memories one by one; print `STORED <id>` only after the write path returned."""
     from automem.paths import Location
