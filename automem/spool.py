@@ -236,15 +236,14 @@ def _cleanup_done(location: Location, now: float) -> None:
             pass
 
 
-class JobLock:
-    """A non-blocking per-job lock (flock via filelock): released by the OS when its holder dies."""
+class _TryLock:
+    """A non-blocking lock file (flock via filelock): released by the OS when its holder dies."""
 
-    def __init__(self, location: Location, jid: str):
+    def __init__(self, path):
         from filelock import FileLock
 
-        ensure_private_dir(_locks_dir(location))
-        self.path = _locks_dir(location) / f"{jid}.lock"
-        self._lock = FileLock(str(self.path), mode=0o600)
+        self.path = path
+        self._lock = FileLock(str(path), mode=0o600)
 
     def try_acquire(self) -> bool:
         from filelock import Timeout
@@ -254,6 +253,17 @@ class JobLock:
             return True
         except Timeout:
             return False
+
+    def release(self) -> None:
+        self._lock.release()
+
+
+class JobLock(_TryLock):
+    """The lock of one job: two drainers never process the same job."""
+
+    def __init__(self, location: Location, jid: str):
+        ensure_private_dir(_locks_dir(location))
+        super().__init__(_locks_dir(location) / f"{jid}.lock")
 
     def release(self, remove: bool = False) -> None:
         if remove:
@@ -418,26 +428,12 @@ def spool_stats(location: Location) -> dict:
 
 
 # -- drainers for hosts --------------------------------------------------------------------------------------
-class SingleDrainer:
+class SingleDrainer(_TryLock):
     """At most one detached drainer per root: a lock held for the drainer's lifetime."""
 
     def __init__(self, location: Location):
-        from filelock import FileLock
-
         ensure_spool(location)
-        self._lock = FileLock(str(_locks_dir(location) / "drainer.lock"), mode=0o600)
-
-    def try_acquire(self) -> bool:
-        from filelock import Timeout
-
-        try:
-            self._lock.acquire(timeout=0)
-            return True
-        except Timeout:
-            return False
-
-    def release(self) -> None:
-        self._lock.release()
+        super().__init__(_locks_dir(location) / "drainer.lock")
 
     @property
     def held_elsewhere(self) -> bool:
