@@ -28,17 +28,7 @@ sys.path.insert(0, str(REPO))
 from automem.config import Config  # noqa: E402
 from automem.paths import Location  # noqa: E402
 from tests.support.fake_llm import FakeLLM  # noqa: E402
-
-SEED_CHAT = [
-    {"role": "user", "content": "我习惯用vim编辑器，不要给我推荐nano"},
-    {"role": "assistant", "content": "好的，记住了，以后只推荐vim相关的配置。"},
-    {"role": "user", "content": "我的项目统一用Python 3.11"},
-    {"role": "assistant", "content": "明白，项目统一使用Python 3.11。"},
-    {"role": "user", "content": "代码风格遵循PEP8，docstring用Google风格"},
-    {"role": "assistant", "content": "好的，代码遵循PEP8，docstring使用Google风格。"},
-]
-SEED_ANSWER = {"persona": ["用户习惯使用vim编辑器"], "episodic": [],
-               "instruction": ["项目统一使用Python 3.11", "代码风格遵循PEP8，docstring用Google风格"]}
+from tests.support.seed import SEED_ANSWER, SEED_CHAT  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:

@@ -26,18 +26,11 @@ from automem.llm import (Completion, HermesBackend, OpenAIBackend, RulesBackend,
 from automem.paths import Location
 from automem.text import normalise
 from tests.support.fake_llm import FakeLLM, secret_digest
+from tests.support.seed import SEED_ANSWER, SEED_CHAT
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "tests" / "data" / "sample_conversation.json"
 
-SEED_CHAT = [
-    {"role": "user", "content": "我习惯用vim编辑器，不要给我推荐nano"},
-    {"role": "assistant", "content": "好的，记住了，以后只推荐vim相关的配置。"},
-    {"role": "user", "content": "我的项目统一用Python 3.11"},
-    {"role": "assistant", "content": "明白，项目统一使用Python 3.11。"},
-    {"role": "user", "content": "代码风格遵循PEP8，docstring用Google风格"},
-    {"role": "assistant", "content": "好的，代码遵循PEP8，docstring使用Google风格。"},
-]
 REWORDED_CHAT = [
     {"role": "user", "content": "提醒一下，我一直用vim写代码，nano就别推荐了"},
     {"role": "assistant", "content": "好的。"},
@@ -46,8 +39,6 @@ REWORDED_CHAT = [
     {"role": "user", "content": "代码要符合PEP8规范，文档字符串采用Google风格"},
     {"role": "assistant", "content": "明白。"},
 ]
-SEED_ANSWER = {"persona": ["用户习惯使用vim编辑器"], "episodic": [],
-               "instruction": ["项目统一使用Python 3.11", "代码风格遵循PEP8，docstring用Google风格"]}
 REWORDED_ANSWER = {"persona": ["用户一直使用vim编辑器写代码"], "episodic": [],
                    "instruction": ["项目都使用Python 3.11版本", "代码要符合PEP8规范，文档字符串采用Google风格"]}
 # The judge settles borderline pairs: a restatement is a duplicate, a changed version an update.
