@@ -43,6 +43,9 @@ def bench_enqueue(n: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         loc = Location(Path(tmp), "default")
         cfg = Config(extract_backend="rules")
+        # The detached drainers read the root's config: without this, `auto` picks the host model wherever
+        # hermes-agent is importable, and with no model configured every job backs off.
+        (loc.root / "config.yaml").write_text("automem:\n  extract_backend: rules\n", encoding="utf-8")
         enqueue(loc, sample, session_id="warm", config=cfg)  # first call creates the folders
         times = []
         for i in range(n):
