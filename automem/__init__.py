@@ -14,7 +14,7 @@ __all__ = ["__version__", "open_store", "AutomemError"]
 def __getattr__(name: str):
     # Lazy re-exports keep `import automem` free of chromadb and numpy.
     if name == "open_store":
-        from .store import open_store
+        from .core.store import open_store
 
         return open_store
     if name == "AutomemError":

@@ -48,7 +48,7 @@ class Context:
     @property
     def store(self):
         if self._store is None:
-            from .store import open_store
+            from .core.store import open_store
 
             self._store = open_store(self.location, self.config)
         return self._store
@@ -151,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--database", help="server database (default: automem.chroma_database); created if absent")
     p.add_argument("--merge", action="store_true", help="copy into a target that already holds memories")
 
-    from .install import add_parsers as add_install_parsers  # install, uninstall, doctor (repeatable --profile)
+    from .hermes.install import add_parsers as add_install_parsers  # install, uninstall, doctor (repeatable --profile)
 
     add_install_parsers(sub, common)
 
@@ -196,7 +196,7 @@ def _read_jsonl(path: str) -> Iterable[tuple[int, dict]]:
 
 @command("add")
 def cmd_add(args, ctx: Context) -> int:
-    from .write_path import Candidate, remember
+    from .core.write_path import Candidate, remember
 
     if (args.text is None) == (args.file is None):
         raise UsageError("give one TEXT or --file F.jsonl")
@@ -274,7 +274,7 @@ def cmd_export(args, ctx: Context) -> int:
 
 @command("import")
 def cmd_import(args, ctx: Context) -> int:
-    from .memory import STATUSES, WINGS, Memory
+    from .core.memory import STATUSES, WINGS, Memory
 
     mems = []
     seen = set()
@@ -299,7 +299,7 @@ def cmd_import(args, ctx: Context) -> int:
 
 @command("stats")
 def cmd_stats(args, ctx: Context) -> int:
-    from .pipeline import extraction_stats
+    from .extract.pipeline import extraction_stats
 
     stats = ctx.store.stats()
     stats.update(extraction_stats(ctx.location))
@@ -319,7 +319,7 @@ def cmd_stats(args, ctx: Context) -> int:
 
 @command("recall")
 def cmd_recall(args, ctx: Context) -> int:
-    from .kanban import recall_for_card
+    from .hermes.kanban import recall_for_card
 
     block = recall_for_card(ctx.location, ctx.config, args.task, board=args.board, store=ctx.store)
     if args.json:
@@ -333,7 +333,7 @@ def cmd_recall(args, ctx: Context) -> int:
 
 @command("kanban-sync")
 def cmd_kanban_sync(args, ctx: Context) -> int:
-    from .kanban import kanban_sync, list_boards
+    from .hermes.kanban import kanban_sync, list_boards
 
     boards = [args.board] if args.board else [slug for slug, _ in list_boards(ctx.location)]
     if not boards:
@@ -348,28 +348,28 @@ def cmd_kanban_sync(args, ctx: Context) -> int:
 
 @command("install")
 def cmd_install(args, ctx: Context) -> int:
-    from .install import run_install
+    from .hermes.install import run_install
 
     return run_install(args)
 
 
 @command("uninstall")
 def cmd_uninstall(args, ctx: Context) -> int:
-    from .install import run_uninstall
+    from .hermes.install import run_uninstall
 
     return run_uninstall(args)
 
 
 @command("doctor")
 def cmd_doctor(args, ctx: Context) -> int:
-    from .install import run_doctor
+    from .hermes.install import run_doctor
 
     return run_doctor(args)
 
 
 @command("compact")
 def cmd_compact(args, ctx: Context) -> int:
-    from .compact import compact
+    from .ops.compact import compact
 
     report = compact(ctx.store, dry_run=args.dry_run)
     verb = "would supersede" if args.dry_run else "superseded"
@@ -386,7 +386,7 @@ def cmd_compact(args, ctx: Context) -> int:
 
 @command("migrate")
 def cmd_migrate(args, ctx: Context) -> int:
-    from .migrate import is_url, migrate
+    from .ops.migrate import is_url, migrate
 
     report = migrate(ctx.store, args.to, tenant=args.tenant, database=args.database, merge=args.merge)
     where = "".join(f", {key}: {value}" for key, value in (("chroma_tenant", args.tenant),
@@ -419,8 +419,8 @@ def _job_summary(rec: dict) -> str:
 
 @command("extract")
 def cmd_extract(args, ctx: Context) -> int:
-    from .pipeline import extract_now
-    from .transcript import read_transcript_file
+    from .extract.pipeline import extract_now
+    from .extract.transcript import read_transcript_file
 
     if args.file == "-":
         raw = sys.stdin.read()
@@ -461,7 +461,7 @@ def cmd_extract(args, ctx: Context) -> int:
 
 @command("drain")
 def cmd_drain(args, ctx: Context) -> int:
-    from .pipeline import drain
+    from .extract.pipeline import drain
 
     report = drain(ctx.location, ctx.config, retry_dead=args.retry_dead,
                    profile=ctx.profile if args.own_profile else None, wait_seconds=max(0.0, args.wait),

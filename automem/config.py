@@ -59,7 +59,7 @@ class Config:
     shared_wings: list = field(default_factory=lambda: ["instruction"])
     recall_max_items: int = 15
     recall_max_chars: int = 800
-    recall_pool: int = 20  # nearest memories re-ranked by shared concepts (automem.ranking)
+    recall_pool: int = 20  # nearest memories re-ranked by shared concepts (automem.core.ranking)
     recall_rerank_weight: float = 0.4  # 0: plain vector order
     kanban_recall: bool = True  # false: workers get no past-task block (task memories are still stored)
     kanban_recall_scope: str = "all"  # all | own

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DIR_MODE = 0o700
+# The folder that holds the `automem` package: a checkout (or site-packages). Child processes put it on
+# PYTHONPATH so they import this very automem.
+PACKAGE_PARENT = Path(__file__).resolve().parent.parent
 
 
 def _user_hermes() -> Path:

@@ -1,9 +1,20 @@
-"""Plain text functions of the write path: normalise, find and redact secrets, validate."""
+"""Plain text functions: normalise, find and redact secrets, validate, and the fence around recalled context."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
+
+# Every block automem injects into a conversation starts with this line (recall.py prints it). A block runs to
+# RECALL_END when present, else to the end of the message (injected context is appended after the user's text).
+RECALL_MARKER = "[automem:recall]"
+RECALL_END = "[/automem:recall]"
+
+
+def recall_block(body: str) -> str:
+    """`body` wrapped as a block the extraction pipeline will drop (for anything automem injects)."""
+    return f"{RECALL_MARKER}\n{body.strip()}\n{RECALL_END}"
+
 
 MIN_CHARS = 5
 MAX_CHARS = 200

@@ -40,9 +40,9 @@ EXTRACTOR = "你是一个记忆提取助手"
 
 def seed(root: Path, n: int) -> None:
     """n memories over three profiles and all wings (texts unique, so every one is stored)."""
-    from automem.memory import Memory, memory_id
+    from automem.core.memory import Memory, memory_id
     from automem.paths import Location
-    from automem.store import Store
+    from automem.core.store import Store
     from automem.text import normalise
 
     topics = ["编辑器", "Python版本", "代码风格", "部署流程", "博客主题", "数据库", "日期格式", "测试框架"]
@@ -64,7 +64,7 @@ def seed(root: Path, n: int) -> None:
 def wait_quiet(root: Path, deadline_s: float = 120.0) -> float:
     """Wait until the spool is empty and no drainer holds the lock; returns the seconds waited."""
     from automem.paths import Location
-    from automem.spool import SingleDrainer, pending_jobs
+    from automem.extract.spool import SingleDrainer, pending_jobs
 
     loc = Location(root, "default")
     start = time.monotonic()

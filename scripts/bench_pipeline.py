@@ -37,7 +37,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def bench_enqueue(n: int) -> dict:
-    from automem.pipeline import enqueue, spawn_detached_drainer
+    from automem.extract.pipeline import enqueue, spawn_detached_drainer
 
     sample = json.loads((REPO / "tests" / "data" / "sample_conversation.json").read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -62,7 +62,7 @@ def bench_enqueue(n: int) -> dict:
             time.sleep(0.05)
         # let the drainers we started finish (rules backend, nothing waits) before the folder goes
         deadline = time.time() + 300
-        from automem.spool import SingleDrainer, pending_jobs
+        from automem.extract.spool import SingleDrainer, pending_jobs
 
         while (pending_jobs(loc) or SingleDrainer(loc).held_elsewhere) and time.time() < deadline:
             time.sleep(0.5)
@@ -72,8 +72,8 @@ def bench_enqueue(n: int) -> dict:
 
 
 def bench_tokens() -> dict:
-    from automem.pipeline import extract_now
-    from automem.store import Store
+    from automem.extract.pipeline import extract_now
+    from automem.core.store import Store
 
     with tempfile.TemporaryDirectory() as tmp, FakeLLM([{"match": {"system": "记忆提取助手"},
                                                         "json": SEED_ANSWER}]) as llm:
@@ -95,8 +95,8 @@ def bench_tokens() -> dict:
 
 
 def bench_drain(jobs: int, backend: str) -> dict:
-    from automem.pipeline import drain, enqueue
-    from automem.store import Store
+    from automem.extract.pipeline import drain, enqueue
+    from automem.core.store import Store
 
     rules = [{"match": {"system": "记忆去重助手"}, "text": '["new","new","new","new"]'},
              {"match": {"user_re": r"主题(\d+)"},

@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from automem.config import Config, load_config
     from automem.paths import Location
-    from automem.store import Store
-    from automem.write_path import Candidate, remember
+    from automem.core.store import Store
+    from automem.core.write_path import Candidate, remember
 
     out: dict = {"import_automem_s": round(import_time(), 3)}
     base = tempfile.mkdtemp(prefix="automem-bench-")

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Evaluate the write path's duplicate / update / new decision on the labelled pairs.
 
-Each pair of tests/data/dedup_pairs.jsonl is embedded with the offline encoder (`automem.embeddings.embed`), its
-cosine distance computed, and `automem.dedup.decide` run with the shipped default thresholds (`Config()`), the
+Each pair of tests/data/dedup_pairs.jsonl is embedded with the offline encoder (`automem.core.embeddings.embed`), its
+cosine distance computed, and `automem.core.dedup.decide` run with the shipped default thresholds (`Config()`), the
 existing memory being the only neighbour. No judge: these are the cheap checks' own answers.
 
 Expected: restatement -> duplicate; changed_value -> update (new is acceptable: the new fact is kept);
@@ -25,7 +25,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from automem.config import Config  # noqa: E402
-from automem.dedup import Neighbour, Thresholds, decide  # noqa: E402
+from automem.core.dedup import Neighbour, Thresholds, decide  # noqa: E402
 
 DEFAULT_FILE = REPO / "tests" / "data" / "dedup_pairs.jsonl"
 LABELS = ("restatement", "changed_value", "related", "unrelated")
@@ -51,7 +51,7 @@ def load_pairs(path: Path = DEFAULT_FILE) -> list[dict]:
 def distances(pairs: list[dict], embed=None) -> list[float]:
     """Cosine distance of each pair, embedding every distinct text once."""
     if embed is None:
-        from automem.embeddings import embed
+        from automem.core.embeddings import embed
     texts = sorted({p[k] for p in pairs for k in ("existing", "candidate")})
     vectors = dict(zip(texts, embed(texts)))
     return [1.0 - sum(x * y for x, y in zip(vectors[p["existing"]], vectors[p["candidate"]])) for p in pairs]

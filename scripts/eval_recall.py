@@ -2,7 +2,7 @@
 """Recall quality: do questions worded unlike the memories find them?
 
 Loads tests/data/recall_bank.json into a fresh store in a temporary Hermes root through the write path
-(`automem.write_path.remember`), then asks each question with `Store.recall(question, k=3, profile=...)` (the
+(`automem.core.write_path.remember`), then asks each question with `Store.recall(question, k=3, profile=...)` (the
 profile's visibility: its own memories plus the shared wings of the others) and checks whether an expected
 memory is first (hit@1) or among the first three (hit@3). Prints the figures overall, by question language,
 same- vs cross-language and by profile. Exit 1 when hit@3 < 90% or a bank memory was not stored as new.
@@ -41,7 +41,7 @@ def load_bank(path: Path = DEFAULT_BANK) -> dict:
 def load_into(store, bank: dict) -> tuple[dict[str, str], list[dict]]:
     """Store the bank's memories through the write path. Returns bank id -> stored id, and the decisions that were
     not "new" (a bank memory merged into or superseding another is a bank error or a dedup error)."""
-    from automem.write_path import Candidate, remember
+    from automem.core.write_path import Candidate, remember
 
     mems = bank["memories"]
     decisions = remember(store, [Candidate(m["text"], wing=m["wing"], profile=m["profile"], room="import",
@@ -111,7 +111,7 @@ def main(argv=None) -> int:
 
     from automem.config import Config
     from automem.paths import Location
-    from automem.store import open_store
+    from automem.core.store import open_store
 
     bank = load_bank(args.bank)
     with tempfile.TemporaryDirectory(prefix="automem-recall-") as tmp:

@@ -57,14 +57,14 @@ def write_config(root: str, url: str, database: str) -> None:
 
 def open_root(root: str):
     from automem.paths import Location
-    from automem.store import Store
+    from automem.core.store import Store
 
     return Store(Location.resolve(root))
 
 
 # -- workers (child processes) ---------------------------------------------------------------------------------
 def worker_distinct(root: str, writer: int, count: int) -> int:
-    from automem.write_path import Candidate, remember
+    from automem.core.write_path import Candidate, remember
 
     store = open_root(root)
     for i in range(count):
@@ -76,7 +76,7 @@ def worker_distinct(root: str, writer: int, count: int) -> int:
 
 def worker_rounds(root: str, go_dir: str, texts: list[str], wing: str) -> int:
     """For round r: wait for go_dir/go.<wing>.r, then add texts[r]. The model is loaded before the first go."""
-    from automem.write_path import Candidate, remember
+    from automem.core.write_path import Candidate, remember
 
     store = open_root(root)
     store.embed(["warm up"])
@@ -169,7 +169,7 @@ def phase_same_fact(base: str, url: str, database: str, rounds: int) -> dict:
         identical.append({"round": r, "records": len(hits),
                           "actions": [results["same-a"][r]["action"], results["same-b"][r]["action"]]})
     wordings_before = _active_wordings(store, plans)
-    from automem.compact import compact
+    from automem.ops.compact import compact
 
     report = compact(store)
     wordings_after = _active_wordings(store, plans)

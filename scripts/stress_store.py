@@ -45,7 +45,7 @@ def memory_text(writer: int, i: int) -> str:
 
 def memory_bank(size: int) -> list:
     """`size` distinct memories spread over three profiles and the three wings (the benchmarks' stores)."""
-    from automem.memory import Memory, memory_id
+    from automem.core.memory import Memory, memory_id
 
     mems = []
     for i in range(size):
@@ -60,8 +60,8 @@ def memory_bank(size: int) -> list:
 def worker(root: str, writer: int, count: int, start: int = 0) -> int:
     """Add `count` memories one by one; print `STORED <id>` only after the write path returned."""
     from automem.paths import Location
-    from automem.store import Store
-    from automem.write_path import Candidate, remember
+    from automem.core.store import Store
+    from automem.core.write_path import Candidate, remember
 
     store = Store(Location.resolve(root))
     for i in range(start, start + count):
@@ -127,13 +127,13 @@ def killed_writer(root: str, rounds: int, per_round: int = 400, writer: int = 99
 def check(root: str, ids: list[str]) -> dict:
     """Reopen the store in a fresh process-like state and check every reported id is there."""
     from automem.paths import Location
-    from automem.store import Store
+    from automem.core.store import Store
 
     store = Store(Location.resolve(root))
     present = {m.id for m in store.get(ids)} if ids else set()
     total = store.count()
     # The store must still take writes and answer vector queries after the kills.
-    from automem.write_path import Candidate, remember
+    from automem.core.write_path import Candidate, remember
 
     [d] = remember(store, [Candidate("After the stress run the store still accepts writes", wing="episodic")])
     hit = store.search("does the store still accept writes", k=1, profile="default")

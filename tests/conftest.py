@@ -92,7 +92,7 @@ def config(request, backend, root) -> Config:
 
 @pytest.fixture
 def store(location, config):
-    from automem.store import Store
+    from automem.core.store import Store
 
     s = Store(location, config)
     yield s

@@ -16,10 +16,9 @@ import time
 import pytest
 
 from automem.cli import main
-from automem.compact import compact
-from automem.memory import Memory, memory_id
-from automem.store import Store
-from automem.write_path import Candidate, remember
+from automem.ops.compact import compact
+from automem.core.memory import Memory, memory_id
+from automem.core.write_path import Candidate, remember
 
 
 def raced(store, *items: tuple[str, str, str, int]) -> list[str]:
@@ -132,7 +131,7 @@ HOLDER = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {repo!r})
     from automem.paths import Location
-    from automem.store import Store
+    from automem.core.store import Store
     s = Store(Location.resolve({root!r}))
     with s.lock():
         print("LOCKED", flush=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from automem.config import Config
-from automem.dedup import (Neighbour, Thresholds, Verdict, analyse, changed_values, compare, decide, language,
+from automem.core.dedup import (Neighbour, Thresholds, Verdict, analyse, changed_values, compare, decide, language,
                            one_sided_values, polarity_flipped, settle)
 
 TH = Thresholds.from_config(Config())

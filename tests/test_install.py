@@ -4,15 +4,14 @@ and the comment-keeping config.yaml editor they use."""
 from __future__ import annotations
 
 import json
-import os
 import stat
 from pathlib import Path
 
 import pytest
 import yaml
 
-from automem import install as I
-from automem import yaml_edit as Y
+from automem.hermes import install as I
+from automem.hermes import yaml_edit as Y
 from automem.cli import main
 from automem.paths import Location
 

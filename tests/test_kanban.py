@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 
 import pytest
 
-from automem import cli, kanban
+from automem import cli
+from automem.hermes import kanban
 from automem.config import Config
 from automem.errors import UsageError
-from automem.kanban import Lesson, PastTask, TaskRun
+from automem.hermes.kanban import Lesson, PastTask, TaskRun
 from automem.log import read_events
 from automem.paths import Location
-from automem.store import Store
+from automem.core.store import Store
 from automem.text import normalise
-from automem.transcript import RECALL_END, RECALL_MARKER
-from automem.write_path import Candidate, remember
+from automem.text import RECALL_END, RECALL_MARKER
+from automem.core.write_path import Candidate, remember
 
 kb = pytest.importorskip("hermes_cli.kanban_db")
 

@@ -9,11 +9,11 @@ import requests
 
 from automem.cli import main
 from automem.config import Config
-from automem.memory import Memory
-from automem.migrate import iter_raw, target_of
+from automem.core.memory import Memory
+from automem.ops.migrate import iter_raw, target_of
 from automem.paths import Location
-from automem.store import Store
-from automem.write_path import Candidate, remember
+from automem.core.store import Store
+from automem.core.write_path import Candidate, remember
 
 pytestmark = pytest.mark.server
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from automem.errors import LLMError
-from automem.parse import ParseError, parse_extraction, parse_judge, read_json
-from automem.rules import classify
+from automem.extract.parse import ParseError, parse_extraction, parse_judge, read_json
+from automem.extract.rules import classify
 
 SEED = '{"persona":["用户习惯使用vim编辑器"],"episodic":[],"instruction":["项目统一使用Python 3.11"]}'
 

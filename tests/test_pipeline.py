@@ -20,8 +20,8 @@ import pytest
 
 from automem.config import Config
 from automem.errors import LLMError
-from automem.extraction_prompt import EXTRACTION_SYSTEM_PROMPT, KNOWN_HEADER, SEED_EXTRACTION_SYSTEM_PROMPT
-from automem.llm import (Completion, HermesBackend, OpenAIBackend, RulesBackend, choose_backend,
+from automem.extract.prompt import EXTRACTION_SYSTEM_PROMPT, KNOWN_HEADER, SEED_EXTRACTION_SYSTEM_PROMPT
+from automem.extract.llm import (Completion, HermesBackend, OpenAIBackend, RulesBackend, choose_backend,
                          parse_retry_after, register_host_llm)
 from automem.paths import Location
 from automem.text import normalise
@@ -186,7 +186,7 @@ def test_hermes_backend_through_the_real_plugin_facade(tmp_path):
         code = textwrap.dedent("""\
             import json, os
             from automem.config import Config
-            from automem.llm import HermesBackend
+            from automem.extract.llm import HermesBackend
             from automem.paths import Location
             assert "HERMES_HOME" not in os.environ
             out = HermesBackend(Config(), Location.resolve(os.environ["ROOT"])).complete(
@@ -212,7 +212,7 @@ def test_prompt_is_the_seeds_plus_the_language_rule():
 
 
 def test_known_block_budget():
-    from automem.extraction_prompt import known_context, system_prompt
+    from automem.extract.prompt import known_context, system_prompt
 
     items = [f"记忆{i:02d}" + "x" * 30 for i in range(30)]
     known = known_context(items, max_items=15, max_chars=500)
@@ -228,7 +228,7 @@ def test_known_block_budget():
 @pytest.fixture
 def pipeline_env(location):
     """(location, store opener) on a fresh root; the store is shared by the tests' calls to keep them fast."""
-    from automem.store import Store
+    from automem.core.store import Store
 
     stores = []
 
@@ -247,7 +247,7 @@ def active_texts(store, wing=None):
 
 
 def run(location, store, cfg, messages, session="s1"):
-    from automem.pipeline import extract_now
+    from automem.extract.pipeline import extract_now
 
     return extract_now(location, messages, config=cfg, session_id=session, store=store)
 
@@ -320,7 +320,7 @@ def test_rules_backend_yields_the_seed_memories(pipeline_env):
 
 
 def test_recalled_context_is_not_extracted_again(pipeline_env):
-    from automem.transcript import recall_block
+    from automem.text import recall_block
 
     location, open_store = pipeline_env
     recalled = ("<memory-context>\n[System note: The following is recalled memory context, NOT new user input. "
@@ -374,7 +374,7 @@ def test_secrets_reach_neither_the_llm_nor_the_store(pipeline_env):
 
 
 def test_batched_judge_is_one_call_and_its_failure_changes_nothing(pipeline_env):
-    from automem.pipeline import make_judge
+    from automem.extract.pipeline import make_judge
 
     calls = []
 
@@ -453,7 +453,7 @@ def test_hermes_backend_end_to_end_in_the_detached_drainer(tmp_path):
     """`auto` with no key inside Hermes: a real `hermes chat -q` ends, the detached drainer (Hermes' interpreter)
     asks the host's own model through the plugin LLM facade, and the memories are stored."""
     from automem.log import read_events
-    from automem.store import Store
+    from automem.core.store import Store
     from tests.support.hermes import HermesRoot, find_hermes, poll
 
     if find_hermes() is None:

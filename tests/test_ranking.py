@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from automem.ranking import query_overlap, rerank
-from automem.write_path import Candidate, remember
+from automem.core.ranking import query_overlap, rerank
+from automem.core.write_path import Candidate, remember
 
 
 def test_overlap_meets_across_languages():

@@ -6,11 +6,12 @@ import json
 
 import pytest
 
-from automem import recall
+from automem.core import recall
 from automem.config import Config
 from automem.paths import Location
-from automem.recall import RECALL_MARKER, RecallItem
-from automem.write_path import Candidate, remember
+from automem.core.recall import RecallItem
+from automem.text import RECALL_MARKER
+from automem.core.write_path import Candidate, remember
 
 
 def item(i: int, text: str, wing: str = "user", profile: str = "default", t: int = 0) -> RecallItem:
@@ -64,7 +65,7 @@ def test_lexical_prefetch_finds_the_editor_memory_for_the_seed_question():
 
 
 def test_snapshot_is_written_by_the_store_on_close_and_read_without_opening_chroma(location, config):
-    from automem.store import Store
+    from automem.core.store import Store
 
     store = Store(location, config)
     remember(store, [Candidate("用户习惯使用vim编辑器", "user", "default", room="cli"),
@@ -87,7 +88,7 @@ def test_snapshot_is_written_by_the_store_on_close_and_read_without_opening_chro
 
 @pytest.mark.embedded_only("freshness follows the embedded store's generation file")
 def test_a_stale_snapshot_is_rebuilt_and_forgotten_memories_leave_it(location, config):
-    from automem.store import Store
+    from automem.core.store import Store
 
     store = Store(location, config)
     [d] = remember(store, [Candidate("用户习惯使用vim编辑器", "user", "default", room="cli")])
@@ -123,8 +124,8 @@ def test_vector_prefetch_with_a_warm_store(store, location, config):
 
 
 def test_prefetch_leaves_kanban_task_records_to_the_kanban_block(store, location, config):
-    from automem.recall import prefetch_block
-    from automem.write_path import Candidate, remember
+    from automem.core.recall import prefetch_block
+    from automem.core.write_path import Candidate, remember
 
     remember(store, [Candidate("写一篇 Kanban 入门文章 — 完成了入门文章", wing="episodic", room="kanban",
                                id="m_kanban_task_record"),

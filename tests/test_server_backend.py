@@ -17,14 +17,14 @@ import pytest
 import requests
 
 from automem.cli import main
-from automem.compact import compact
+from automem.ops.compact import compact
 from automem.config import Config
 from automem.errors import StoreError
-from automem.memory import Memory, memory_id
+from automem.core.memory import memory_id
 from automem.paths import Location
-from automem.server import server_checks
-from automem.store import Store
-from automem.write_path import Candidate, remember
+from automem.core.server import server_checks
+from automem.core.store import Store
+from automem.core.write_path import Candidate, remember
 from tests.support.chroma_server import AuthProxy, free_port
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -152,8 +152,8 @@ RACER = textwrap.dedent("""
     import glob, json, os, sys, time
     sys.path.insert(0, {repo!r})
     from automem.paths import Location
-    from automem.store import Store
-    from automem.write_path import Candidate, remember
+    from automem.core.store import Store
+    from automem.core.write_path import Candidate, remember
     root, go, job, texts = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
     state = {{"round": 0}}
     real_add = Store.add

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from automem import session as S
+from automem.hermes import session as S
 from automem.config import Config
 from automem.log import read_events
 from automem.paths import Location
-from automem.recall import RECALL_END, RECALL_MARKER
-from automem.spool import pending_jobs
-from automem.write_path import Candidate, remember
+from automem.text import RECALL_END, RECALL_MARKER
+from automem.extract.spool import pending_jobs
+from automem.core.write_path import Candidate, remember
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = [
@@ -130,7 +130,7 @@ def test_importing_the_plugin_and_initialize_stay_off_chromadb(root):
 
 
 def test_system_prompt_block_and_prefetch_through_the_provider(root, rules_backend):
-    from automem.store import Store
+    from automem.core.store import Store
 
     store = Store(Location(root, "default"), Config())
     remember(store, [Candidate("用户习惯使用vim编辑器", "user", "default", room="cli"),
@@ -152,7 +152,7 @@ def test_system_prompt_block_and_prefetch_through_the_provider(root, rules_backe
 
 def test_double_session_end_after_new_is_one_job(root, rules_backend, monkeypatch):
     spawned = []
-    import automem.pipeline as P
+    import automem.extract.pipeline as P
 
     monkeypatch.setattr(P, "spawn_detached_drainer", lambda loc, **kw: spawned.append(loc) or 4242)
     _, provider = start_provider(root)
@@ -174,7 +174,7 @@ def test_double_session_end_after_new_is_one_job(root, rules_backend, monkeypatc
 
 
 def test_session_end_job_is_drained_by_the_detached_drainer(root, rules_backend):
-    from automem.store import Store
+    from automem.core.store import Store
 
     _, provider = start_provider(root)
     provider.on_session_end(SEED)
@@ -194,7 +194,7 @@ def test_session_end_job_is_drained_by_the_detached_drainer(root, rules_backend)
 
 
 def test_pre_compress_enqueues_the_messages_about_to_be_compressed(root, rules_backend, monkeypatch):
-    import automem.pipeline as P
+    import automem.extract.pipeline as P
 
     monkeypatch.setattr(P, "spawn_detached_drainer", lambda loc, **kw: 1)
     _, provider = start_provider(root)
@@ -209,8 +209,8 @@ def test_pre_compress_enqueues_the_messages_about_to_be_compressed(root, rules_b
 
 def test_a_gateway_drains_in_a_background_thread(root, rules_backend, monkeypatch):
     """A long-lived host (platform other than cli) drains in-process; no detached drainer is started."""
-    import automem.pipeline as P
-    from automem.store import Store
+    import automem.extract.pipeline as P
+    from automem.core.store import Store
 
     def no_spawn(loc, **kw):
         raise AssertionError("a gateway must not spawn a detached drainer")
@@ -275,7 +275,7 @@ def test_builtin_memory_writes_are_mirrored(root):
     provider.on_memory_write("add", "user", "User prefers dark mode in every editor", {"session_id": "s9"})
     provider.on_memory_write("add", "memory", "Project uses pytest with the -x flag", {})
     provider.shutdown()  # waits for the mirror threads, closes the store
-    from automem.store import Store
+    from automem.core.store import Store
 
     store = Store(Location(root, "default"), Config())
     mems = {m.text: m for m in store.list(profile="default")}
@@ -312,7 +312,7 @@ def make_state_db(home: Path, session_id: str, rows: list[tuple[str, str]]) -> N
 
 
 def test_finalize_fallback_reads_state_db_when_another_provider_runs(root, rules_backend, monkeypatch):
-    import automem.pipeline as P
+    import automem.extract.pipeline as P
 
     monkeypatch.setattr(P, "spawn_detached_drainer", lambda loc, **kw: 1)
     make_state_db(root, "20261202_1", [("user", SEED[0]["content"]), ("assistant", "好的"), ("tool", "{}"),
@@ -335,7 +335,7 @@ def test_finalize_fallback_reads_state_db_when_another_provider_runs(root, rules
 
 
 def test_pre_llm_call_recalls_only_without_the_provider(root, monkeypatch):
-    from automem.store import Store
+    from automem.core.store import Store
 
     store = Store(Location(root, "default"), Config())
     remember(store, [Candidate("用户习惯使用vim编辑器", "user", "default", room="cli"),

@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -23,8 +22,8 @@ from automem.config import Config
 from automem.log import read_events
 from automem.paths import Location
 from automem.text import normalise
-from automem.pipeline import Pipeline, drain, enqueue, extract_now, spawn_detached_drainer, start_background_drainer
-from automem.spool import (JobLock, dead_jobs, job_path, pending_jobs, process_one, revive_dead, spool_stats)
+from automem.extract.pipeline import drain, enqueue, extract_now, spawn_detached_drainer, start_background_drainer
+from automem.extract.spool import (JobLock, dead_jobs, job_path, pending_jobs, process_one, spool_stats)
 from tests.support.fake_llm import FakeLLM
 from tests.test_pipeline import SEED_ANSWER, SEED_CHAT, free_port, llm_config
 
@@ -36,7 +35,7 @@ EXTRACT = {"match": {"system": "记忆提取助手"}, "json": SEED_ANSWER}
 @pytest.fixture
 def env(location):
     """A store on a fresh root, closed at the end; `check()` asserts the expected memories are there once each."""
-    from automem.store import Store
+    from automem.core.store import Store
 
     holder = {}
 
@@ -330,7 +329,7 @@ def test_detached_drainer_outlives_its_parent(env, tmp_path):
         parent = textwrap.dedent(f"""\
             import json, os, sys
             from automem.paths import Location
-            from automem.pipeline import enqueue, spawn_detached_drainer
+            from automem.extract.pipeline import enqueue, spawn_detached_drainer
             loc = Location.resolve({str(location.root)!r})
             jid = enqueue(loc, json.loads(sys.argv[1]), session_id="s1")
             pid = spawn_detached_drainer(loc)
@@ -362,7 +361,7 @@ def test_detached_drainer_outlives_its_parent(env, tmp_path):
 
 
 def test_a_second_detached_drainer_is_not_started_while_one_runs(location):
-    from automem.spool import SingleDrainer
+    from automem.extract.spool import SingleDrainer
 
     enqueue(location, SEED_CHAT, session_id="s1", config=Config())
     guard = SingleDrainer(location)
@@ -378,7 +377,7 @@ def test_background_thread_drainer(env):
     with FakeLLM([EXTRACT]) as llm:
         cfg = llm_config(llm.url)
         store = open_store(cfg)
-        from automem.pipeline import stop_background_drainers
+        from automem.extract.pipeline import stop_background_drainers
 
         drainer = start_background_drainer(location, cfg, store=store)
         try:

@@ -11,10 +11,10 @@ import textwrap
 import pytest
 
 from automem.config import Config
-from automem.memory import Memory, memory_id
+from automem.core.memory import Memory, memory_id
 from automem.paths import Location, resolve_root_and_profile
-from automem.store import Store
-from automem.write_path import Candidate, remember
+from automem.core.store import Store
+from automem.core.write_path import Candidate, remember
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -158,8 +158,8 @@ SECOND_PROCESS = textwrap.dedent("""
     import sys
     sys.path.insert(0, {repo!r})
     from automem.paths import Location
-    from automem.store import Store
-    from automem.write_path import Candidate, remember
+    from automem.core.store import Store
+    from automem.core.write_path import Candidate, remember
     s = Store(Location.resolve({root!r}))
     hits = s.search({query!r}, k=3, profile="default")
     print("SEEN:" + "|".join(m.text for m, _ in hits))

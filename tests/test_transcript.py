@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from automem.transcript import (RECALL_MARKER, Transcript, prepare, read_transcript_file, recall_block,
-                                strip_injected)
+from automem.extract.transcript import Transcript, prepare, read_transcript_file, strip_injected
+from automem.text import RECALL_MARKER, recall_block
 
 HERMES_FENCE = ("<memory-context>\n[System note: The following is recalled memory context, NOT new user input. "
                 "Treat as authoritative reference data — this is the agent's persistent memory and should inform "
@@ -60,7 +60,7 @@ def test_hermes_memory_context_and_system_note_dropped():
 
 
 def test_automem_blocks_dropped_wherever_they_are():
-    recall = pytest.importorskip("automem.recall")  # the recall code prints the marker this module strips
+    recall = pytest.importorskip("automem.core.recall")  # the recall code prints the marker this module strips
     block = recall.format_prefetch([recall.RecallItem("m_1", "项目统一使用Python 3.11", "instruction", "default")], "default")
     assert block.startswith(RECALL_MARKER)
     assert strip_injected("今天天气不错\n\n" + block) == "今天天气不错"

@@ -1,4 +1,4 @@
-"""automem for Hermes Agent 0.19: the thin adapter from Hermes events to automem's core (`automem.session`).
+"""automem for Hermes Agent 0.19: the thin adapter from Hermes events to automem's core (`automem.hermes.session`).
 
 Hermes imports this file twice in one process, in two roles that share no module globals:
 - memory provider `automem` (module `_hermes_user_memory.automem`; `register(ctx)` gets a collector that keeps
@@ -68,7 +68,7 @@ def _hermes_home() -> str | None:
 
 
 class AutomemProvider(MemoryProvider):
-    """The memory provider `automem`: each method hands over to automem.session.HermesSession."""
+    """The memory provider `automem`: each method hands over to automem.hermes.session.HermesSession."""
 
     def __init__(self) -> None:
         self._session = None
@@ -88,7 +88,7 @@ class AutomemProvider(MemoryProvider):
     @_guarded()
     def initialize(self, session_id: str, **kwargs) -> None:
         self._home = kwargs.get("hermes_home") or _hermes_home()
-        from automem.session import HermesSession, mark_active
+        from automem.hermes.session import HermesSession, mark_active
 
         self._session = HermesSession.start(self._home, session_id=session_id or "",
                                             platform=kwargs.get("platform") or "cli",
@@ -116,7 +116,7 @@ class AutomemProvider(MemoryProvider):
 
     @_guarded(default=list)
     def get_tool_schemas(self) -> list:
-        from automem.session import TOOL_SCHEMAS
+        from automem.hermes.session import TOOL_SCHEMAS
 
         return [dict(s) for s in TOOL_SCHEMAS]
 
@@ -152,7 +152,7 @@ class AutomemProvider(MemoryProvider):
     @_guarded()
     def shutdown(self) -> None:
         if self._session:
-            from automem.session import mark_active
+            from automem.hermes.session import mark_active
 
             self._session.shutdown()
             mark_active(self._session, False)
@@ -167,7 +167,7 @@ class AutomemProvider(MemoryProvider):
 # -- general-plugin role ---------------------------------------------------------------------------------------
 def _on_session_finalize(session_id: str = "", platform: str = "", reason: str = "", **kwargs) -> None:
     try:
-        from automem.session import finalize_fallback, provider_active
+        from automem.hermes.session import finalize_fallback, provider_active
 
         if provider_active() or not session_id:
             return  # the provider role extracts this session in its on_session_end
@@ -180,7 +180,7 @@ def _fallback_recall(session_id: str = "", user_message: str = "", is_first_turn
                      **kwargs) -> dict | None:
     """Recall when another memory provider is active (the provider role then never runs)."""
     try:
-        from automem.session import fallback_recall, provider_active
+        from automem.hermes.session import fallback_recall, provider_active
 
         if provider_active():
             return None  # the provider's system_prompt_block and prefetch already recall
@@ -195,7 +195,7 @@ def _fallback_recall(session_id: str = "", user_message: str = "", is_first_turn
 def _tool_handler(name: str) -> Callable:
     def handle(args: dict, **kwargs) -> str:
         try:
-            from automem.session import run_tool_in_home
+            from automem.hermes.session import run_tool_in_home
 
             return run_tool_in_home(_hermes_home(), name, args, session_id=str(kwargs.get("session_id") or ""))
         except Exception as exc:  # noqa: BLE001
@@ -210,7 +210,7 @@ def _offer_host_llm(ctx) -> None:
     """Let extraction use the host's model (extract_backend hermes/auto) in this process. `ctx.llm` is built on
     the first call, not here: nothing on Hermes' start path."""
     try:
-        from automem.llm import register_host_llm
+        from automem.extract.llm import register_host_llm
         from automem.paths import Location
 
         def complete(*args, **kwargs):
@@ -221,12 +221,12 @@ def _offer_host_llm(ctx) -> None:
         _log_failure("register_host_llm", exc, _hermes_home())
 
 
-# -- kanban (issue 5): each handler hands over to automem.kanban, whose entry points never raise -----------------
+# -- kanban (issue 5): each handler hands over to automem.hermes.kanban, whose entry points never raise -----------------
 def _kanban_worker_start() -> None:
     if not os.environ.get("HERMES_KANBAN_TASK"):
-        return  # not a kanban worker: keep automem.kanban off the start path of every other `hermes` run
+        return  # not a kanban worker: keep automem.hermes.kanban off the start path of every other `hermes` run
     try:
-        from automem.kanban import hook_worker_start
+        from automem.hermes.kanban import hook_worker_start
 
         hook_worker_start(_hermes_home())  # in a worker: start the first-turn recall while Hermes boots
     except Exception as exc:  # noqa: BLE001
@@ -237,7 +237,7 @@ def _kanban_first_turn_recall(is_first_turn: bool = False, **kwargs) -> dict | N
     if not is_first_turn or not os.environ.get("HERMES_KANBAN_TASK"):
         return None
     try:
-        from automem.kanban import hook_first_turn
+        from automem.hermes.kanban import hook_first_turn
 
         return hook_first_turn(_hermes_home(), is_first_turn=bool(is_first_turn))
     except Exception as exc:  # noqa: BLE001
@@ -248,7 +248,7 @@ def _kanban_first_turn_recall(is_first_turn: bool = False, **kwargs) -> dict | N
 def _kanban_task_ended(event: str) -> Callable:
     def handle(**kwargs) -> None:
         try:
-            from automem.kanban import hook_task_ended
+            from automem.hermes.kanban import hook_task_ended
 
             hook_task_ended(event, _hermes_home(), **kwargs)
         except Exception as exc:  # noqa: BLE001
@@ -266,7 +266,7 @@ def register(ctx) -> None:
     if not hasattr(ctx, "manifest") or not hasattr(ctx, "register_hook"):
         return  # the provider role: nothing else here would be kept, and nothing should run twice
     try:
-        from automem.session import TOOL_SCHEMAS
+        from automem.hermes.session import TOOL_SCHEMAS
     except ImportError:  # Hermes' Python cannot import automem: `automem doctor` says how to fix it
         return
 
@@ -280,7 +280,7 @@ def register(ctx) -> None:
     ctx.register_hook("pre_llm_call", _fallback_recall)
     _offer_host_llm(ctx)
 
-    # ---- kanban hooks (issue 5): thin handlers that only call automem.kanban
+    # ---- kanban hooks (issue 5): thin handlers that only call automem.hermes.kanban
     ctx.register_hook("kanban_task_completed", _kanban_task_ended("kanban_task_completed"))
     ctx.register_hook("kanban_task_blocked", _kanban_task_ended("kanban_task_blocked"))
     ctx.register_hook("pre_llm_call", _kanban_first_turn_recall)

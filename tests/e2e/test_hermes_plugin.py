@@ -20,8 +20,8 @@ import pytest
 from automem.config import Config
 from automem.log import read_events
 from automem.paths import Location
-from automem.recall import RECALL_MARKER
-from automem.spool import is_done
+from automem.text import RECALL_MARKER
+from automem.extract.spool import is_done
 from automem.text import normalise
 from tests.support.fake_llm import FakeLLM, content_text
 from tests.support.hermes import HermesRoot, find_hermes, poll, request_texts
@@ -73,7 +73,7 @@ class Env:
         return Location(self.h.root, profile)
 
     def memories(self, profile: str | None = None, include_hidden: bool = False):
-        from automem.store import Store
+        from automem.core.store import Store
 
         store = Store(self.loc(), Config())
         try:
@@ -176,8 +176,8 @@ def test_seed_checks_1_2_3_through_hermes(env):
 
 
 def test_profile_isolation(env):
-    from automem.store import Store
-    from automem.write_path import Candidate, remember
+    from automem.core.store import Store
+    from automem.core.write_path import Candidate, remember
 
     store = Store(env.loc(), Config())
     try:
@@ -219,7 +219,7 @@ def test_agent_tools_through_hermes(env):
 
 def test_general_hook_fallback_beside_another_memory_provider(env):
     h = env.h
-    from automem import yaml_edit as Y
+    from automem.hermes import yaml_edit as Y
 
     h.create_profile("editor")  # --clone: the root's config, automem's keys included, but no plugins/ folder
     cfg = h.config_path("editor")

@@ -19,8 +19,6 @@ import json
 import os
 import signal
 import sqlite3
-import time
-from pathlib import Path
 
 import pytest
 

@@ -32,6 +32,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 from typing import Callable, Sequence
 
 ACTIONS = ("duplicate", "update", "new")
@@ -80,295 +81,35 @@ Judge = Callable[[list[tuple[str, str]]], list[str]]
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Lexicon. Small and general: the vocabulary of memories about a developer's tools, habits and instructions.
+# Lexicon: data, not code (automem/data/lexicon.yaml documents its format). Small and general: the vocabulary of
+# everyday memories in Chinese and English. Nothing in it is needed for correctness; it lets more restatements be
+# recognised.
 
-# Frame words: who holds the fact and how it is phrased, not what it is. Dropped before comparing.
-FRAME_EN = frozenset("""
-a an the this that these those there here it its it's i i'm i've me my mine we we're our us you your yours he she
-him her his they them their user user's users is are am was were be been being do does did to of in on at for with
-by from as and or but so also just only all any every each always usually generally normally typically mostly
-should must need needs needed want wants wanted would will shall can could may might please use uses using used
-utilise utilises utilize utilizes employ employs rely relies have has had get gets got go goes going very really
-much about into than then when which who what whose via through per own s stuff thing things sort
-currently default by-default keep keeps
-""".split()) | {"works as", "work as", "serves as"}
+LEXICON_FILE = Path(__file__).resolve().parent.parent / "data" / "lexicon.yaml"
 
-FRAME_ZH = frozenset("""
-用户 我 我们 你 你们 他 她 他们 她们 的 地 得 了 是 都 也 在 要 需要 必须 应该 应当 得要 就 和 与 及 以及 跟 同 把 被 让
-给 对 会 能 能够 还 又 很 太 最 吧 呢 啊 呀 嘛 着 过 这 那 这个 那个 这些 那些 个 些 使用 用 采用 利用 运用 习惯 习惯于 一直
-总是 始终 通常 平时 平常 经常 常 常常 一般 统一 一律 全部 所有 一概 进行 请 务必 一定 记得 记住 自己 本人 本 其 该 以 为
-来 去 上 中 里 时 时候 然后 然后再 再 的话 都是 就是 只 只用 仅 一下 比较 比 挺 非常 特别 主要 默认 目前 当前 向来 从来 一向 向 于 从 当 担任 做为 作为
-""".split())
 
-# Negation. Counted (parity), then dropped. Multi-character entries win over single characters by longest match.
-NEGATION_EN = frozenset("""
-not never no don't doesn't didn't won't wouldn't can't cannot couldn't isn't aren't wasn't weren't shouldn't
-mustn't haven't hasn't without avoid avoids none neither nor nothing
-""".split()) | {"free of", "free from"}
-NEGATION_ZH = frozenset("不 没 没有 别 不要 不再 不用 不必 无 未 勿 莫 禁止 避免 从不 从没 从未 不准 不许 不能 不会 不可 毫无 拒绝 切勿".split())
-# Words that contain a negation character but negate nothing. Matched as whole words, so 不 inside them is not seen.
-NOT_NEGATION_ZH = frozenset("""
-不错 不过 不同 不断 不少 不仅 不管 不论 无论 别人 别的 特别 分别 区别 类别 级别 识别 告别 未来 非常 差不多 不久
-不得不 无须 无需 毫不犹豫 不一样 并不是 不但 不只 要不 不然 无线 未必
-""".split())
+def _load_lexicon(path: Path = LEXICON_FILE) -> dict:
+    import yaml
 
-# Phrases that announce a change of an earlier fact. Strong ones say the value changed; weak ones ("now",
-# "现在") only date the fact, so they count only where the words cannot be compared (across languages).
-CHANGE_STRONG_EN = ("switched", "switch", "changed", "change", "moved", "move", "instead", "no longer", "replaced",
-                    "migrated", "upgraded", "downgraded", "anymore", "any more", "no more")
-CHANGE_STRONG_ZH = ("改用", "改成", "改为", "改到", "改了", "换成", "换用", "换到", "换了", "不再", "搬到", "搬去", "搬家", "转为",
-                    "转到", "升级到", "升级", "降级", "迁移到", "迁到", "改", "戒")
-CHANGE_EN = ("now", "switched", "switch", "changed", "change", "moved", "move", "instead", "anymore", "any more",
-             "no longer", "from now on", "these days", "nowadays", "recently", "lately", "replaced", "migrated",
-             "upgraded", "downgraded", "new", "started", "no more")
-CHANGE_ZH = ("改用", "改成", "改为", "改到", "改了", "换成", "换用", "换到", "换了", "现在", "如今", "不再", "已经", "搬到",
-             "搬去", "搬家", "转为", "转到", "从此", "最近", "升级到", "升级", "降级", "迁移到", "迁到", "改")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when the wheel has it: ~10x faster
+    with open(path, encoding="utf-8") as fh:
+        return yaml.load(fh, Loader=loader)
 
-# Concepts: surface forms in both languages that mean the same thing. Comparing concept keys lets a Chinese memory
-# be checked against an English one. `class` concepts are values of a slot: two different ones are a changed value.
-CONCEPTS: dict[str, tuple[str, ...]] = {
-    # preference and habit
-    "LIKE": ("like", "likes", "liked", "love", "loves", "enjoy", "enjoys", "prefer", "prefers", "preferred",
-             "preference", "favour", "favor", "favourite", "favorite", "fond", "喜欢", "爱", "喜爱", "偏好", "偏爱",
-             "爱好", "倾向", "倾向于", "更喜欢", "钟爱", "喜好"),
-    "DISLIKE": ("dislike", "dislikes", "hate", "hates", "detest", "can't stand", "cannot stand", "讨厌", "厌恶", "反感",
-                "受不了"),
-    "DRINK": ("drink", "drinks", "喝"),
-    "EAT": ("eat", "eats", "吃"),
-    # appearance
-    "DARK": ("dark", "darker", "black", "暗", "暗色", "深色", "黑色", "黑暗", "夜间"),
-    "LIGHT": ("light", "lighter", "bright", "white", "亮", "亮色", "浅色", "白色", "明亮", "日间"),
-    "THEME": ("theme", "themes", "mode", "colour scheme", "color scheme", "主题", "模式", "配色"),
-    "FONT": ("font", "fonts", "typeface", "字体"),
-    "SIZE": ("size", "大小", "尺寸", "字号"),
-    # code style
-    "TABS": ("tab", "tabs", "制表符", "tab键"),
-    "SPACES": ("space", "spaces", "空格"),
-    "INDENT": ("indent", "indents", "indentation", "indented", "缩进"),
-    "STYLE": ("style", "styles", "convention", "conventions", "guideline", "guidelines", "风格", "规范", "约定",
-              "代码风格", "style guide"),
-    "FOLLOW": ("follow", "follows", "following", "comply", "complies", "adhere", "adheres", "conform", "conforms",
-               "遵循", "遵守", "符合", "按照", "依照", "遵从"),
-    "DOCSTRING": ("docstring", "docstrings", "文档字符串"),
-    "COMMENT": ("comment", "comments", "注释"),
-    "TYPE_HINT": ("type hint", "type hints", "type annotation", "type annotations", "类型注解", "类型提示"),
-    "SINGLE_QUOTE": ("single quote", "single quotes", "单引号"),
-    "DOUBLE_QUOTE": ("double quote", "double quotes", "双引号"),
-    "LINE": ("line", "lines", "每行", "行数"),
-    "LENGTH": ("length", "长度"),
-    "LONG": ("long", "longer"),
-    "SHORT": ("short", "shorter", "brief", "concise", "简短", "短", "简洁", "精简", "简明"),
-    "DETAILED": ("detailed", "verbose", "thorough", "lengthy", "long-winded", "详细", "啰嗦", "冗长", "详尽", "长篇大论"),
-    # software work
-    "CODE": ("code", "coding", "代码", "写代码", "编码"),
-    "EDITOR": ("editor", "editors", "编辑器"),
-    "PROJECT": ("project", "projects", "repo", "repository", "项目", "仓库", "代码库"),
-    "VERSION": ("version", "versions", "版本"),
-    "TEST": ("test", "tests", "testing", "测试", "单元测试", "单测"),
-    "RUN": ("run", "runs", "ran", "running", "execute", "跑", "运行", "执行"),
-    "DEPLOY": ("deploy", "deploys", "deployed", "deployment", "release", "releases", "ship", "部署", "上线", "发布"),
-    "BUILD": ("build", "builds", "构建", "编译", "打包"),
-    "COMMIT": ("commit", "commits", "提交"),
-    "MESSAGE": ("message", "messages", "msg", "信息", "消息", "说明"),
-    "BRANCH": ("branch", "branches", "分支"),
-    "PUSH": ("push", "pushes", "推送"),
-    "MERGE": ("merge", "merges", "merged", "合并"),
-    "REVIEW": ("review", "reviews", "reviewed", "审查", "评审", "审核", "代码审查", "review一下"),
-    "BUG": ("bug", "bugs", "缺陷", "故障"),
-    "FIX": ("fix", "fixes", "fixed", "repair", "repaired", "修复", "修好", "修了", "解决"),
-    "SERVER": ("server", "servers", "服务器"),
-    "DATABASE": ("database", "databases", "db", "数据库"),
-    "CONFIG": ("config", "configuration", "settings", "setting", "配置", "设置"),
-    "FILE": ("file", "files", "文件"),
-    "PATH": ("path", "directory", "folder", "dir", "路径", "目录", "文件夹"),
-    "PUT": ("put", "store", "stored", "located", "放", "放在", "存放", "位于"),
-    "INSTALL": ("install", "installs", "installed", "安装"),
-    "DEPENDENCY": ("dependency", "dependencies", "package", "packages", "依赖", "依赖包"),
-    "LOG": ("log", "logs", "logging", "日志"),
-    "ERROR": ("error", "errors", "exception", "exceptions", "报错", "错误", "异常"),
-    "FUNCTION": ("function", "functions", "函数", "方法"),
-    "VARIABLE": ("variable", "variables", "变量"),
-    "NAME_OF": ("name", "names", "named", "called", "call", "naming", "go by", "goes by", "名字", "名叫", "叫", "叫做",
-                "命名", "名称", "称呼", "称为"),
-    "HOMETOWN": ("hometown", "grew up", "grow up", "originally from", "born in", "come from", "comes from", "老家",
-                 "家乡", "出生在", "出生于", "来自"),
-    "TASK": ("task", "tasks", "ticket", "card", "任务", "卡片", "工单"),
-    "BOARD": ("board", "kanban", "看板"),
-    "DONE": ("done", "finished", "completed", "complete", "finish", "完成", "做完", "搞定", "结束"),
-    "BLOCKED": ("blocked", "stuck", "卡住", "阻塞", "受阻"),
-    "WRITE": ("write", "writes", "wrote", "written", "writing", "写", "撰写", "编写"),
-    "READ": ("read", "reads", "阅读", "读"),
-    # common work vocabulary, so a question in one language meets a memory in the other (recall re-ranking)
-    "READER": ("reader", "readers", "readership", "views", "pageviews", "读者", "阅读量", "浏览量"),
-    "SOURCE": ("source", "sources", "citation", "citations", "出处", "来源", "引用"),
-    "TOPIC": ("topic", "topics", "subject", "subjects", "主题", "话题", "题材"),
-    "CI": ("ci", "ci pipeline", "continuous integration", "持续集成"),
-    "PACKAGE": ("package", "packages", "package manager", "dependencies", "包管理器", "包管理", "依赖包"),
-    "CHECK": ("check", "checks", "checked", "verify", "verified", "检查", "核对", "验证", "确认"),
-    "ADD": ("add", "adds", "added", "include", "includes", "attach", "添加", "加上", "附上", "带上"),
-    "REMOVE": ("remove", "removes", "removed", "delete", "deletes", "deleted", "drop", "删除", "删掉", "去掉", "移除"),
-    "OPEN_": ("enable", "enables", "enabled", "turn on", "switch on", "开启", "打开", "启用"),
-    "CLOSE_": ("disable", "disables", "disabled", "turn off", "switch off", "关闭", "禁用", "关掉"),
-    "EXCEED": ("exceed", "exceeds", "over", "above", "more than", "longer than", "超过", "超出", "多于", "大于", "以上"),
-    "WITHIN": ("within", "under", "below", "at most", "less than", "up to", "shorter than", "fewer than", "no more than", "以内", "之内", "以下", "不到", "少于", "小于",
-               "控制在"),
-    "ALLOW": ("allow", "allowed", "allows", "permit", "permitted", "ok", "okay", "fine", "允许", "可以", "能用"),
-    "POLITE": ("polite", "politely", "courteous", "respectful", "friendly", "kind", "礼貌", "客气", "有礼貌", "友好",
-               "尊重"),
-    "RUDE": ("rude", "harsh", "blunt", "粗鲁", "生硬", "不客气"),
-    "FEEDBACK": ("feedback", "review comments", "review comment", "意见", "反馈", "评审意见", "审查意见"),
-    "TONE": ("tone", "语气", "口吻"),
-    "REPLY": ("answer", "answers", "reply", "replies", "respond", "responds", "response", "responses", "回答", "回复",
-              "答复", "回应", "应答"),
-    "EXPLAIN": ("explain", "explains", "explanation", "解释", "讲解", "说明一下"),
-    "SUMMARY": ("summary", "summaries", "summarise", "summarize", "总结", "摘要", "概要"),
-    "FORMAT": ("format", "formats", "formatted", "格式", "格式化"),
-    "DATE": ("date", "dates", "日期"),
-    "TIME": ("time", "times", "时间"),
-    "TIMEZONE": ("timezone", "time zone", "时区"),
-    # writing work
-    "ARTICLE": ("article", "articles", "post", "posts", "文章", "帖子"),
-    "BLOG+ARTICLE": ("博文", "blogpost", "blogposts"),  # one word, two concepts: a blog post
-    "BLOG": ("blog", "blogs", "博客"),
-    "TITLE": ("title", "titles", "heading", "headline", "标题"),
-    "COVER": ("cover", "封面"),
-    "IMAGE": ("image", "images", "picture", "pictures", "photo", "图片", "配图", "照片"),
-    "WORD": ("word", "words", "character", "characters", "字", "字数", "字符"),
-    "TAG": ("tag", "tags", "标签"),
-    "DRAFT": ("draft", "drafts", "草稿", "初稿"),
-    "PUBLISH": ("publish", "published", "publishing", "发表", "发文"),
-    # life
-    "LIVE": ("live", "lives", "lived", "living", "reside", "resides", "based", "住", "住在", "居住", "定居", "生活"),
-    "WORK": ("work", "works", "worked", "job", "工作", "上班", "任职"),
-    "COMPANY": ("company", "employer", "公司"),
-    "HOME": ("home", "家里"),
-    "OFFICE": ("office", "办公室"),
-    "MEETING": ("meeting", "meetings", "standup", "会议", "开会", "例会", "站会", "周会"),
-    "WAKE": ("wake", "wakes", "get up", "gets up", "起床", "起"),
-    "SLEEP": ("sleep", "sleeps", "bed", "睡", "睡觉", "入睡"),
-    "EARLY": ("early", "earlier", "早", "早点", "提前"),
-    "LATE": ("late", "later", "晚", "晚点", "推迟"),
-    "MORNING": ("morning", "mornings", "am", "早上", "上午", "早晨", "清晨"),
-    "EVENING": ("evening", "evenings", "night", "nights", "pm", "晚上", "夜里", "夜间", "深夜", "傍晚", "下午"),
-    "DAY": ("day", "days", "daily", "every day", "每天", "天天", "每日"),
-    "WEEK": ("week", "weeks", "weekly", "every week", "每周", "每星期", "每个星期"),
-    "MONTH": ("month", "months", "monthly", "每月"),
-    "YEAR": ("year", "years", "yearly", "每年"),
-    "HOUR": ("hour", "hours", "小时", "点钟"),
-    "MINUTE": ("minute", "minutes", "分钟"),
-    "CUP": ("cup", "cups", "杯"),
-    "VEGETARIAN": ("vegetarian", "vegan", "素食", "吃素", "素食者"),
-    "MEAT": ("meat", "肉", "吃肉"),
-    "ALLERGIC": ("allergic", "allergy", "过敏"),
-    "SPICY": ("spicy", "辣", "吃辣"),
-    "SUGAR": ("sugar", "sweet", "糖", "甜"),
-    "CAT": ("cat", "cats", "猫", "猫咪"),
-    "DOG": ("dog", "dogs", "狗", "小狗"),
-    "WIFE": ("wife", "妻子", "老婆", "太太"),
-    "HUSBAND": ("husband", "丈夫", "老公"),
-    "SON": ("son", "儿子"),
-    "DAUGHTER": ("daughter", "女儿"),
-    "CHILD": ("kid", "kids", "child", "children", "孩子", "小孩"),
-    "BIRTHDAY": ("birthday", "生日"),
-    "COMPUTER": ("computer", "laptop", "machine", "电脑", "笔记本", "笔记本电脑", "机器"),
-    "PHONE": ("phone", "mobile", "手机"),
-    "SYSTEM": ("system", "os", "operating system", "系统", "操作系统"),
-    "KEYBOARD": ("keyboard", "键盘"),
-    "SHORTCUT": ("shortcut", "shortcuts", "keybinding", "keybindings", "快捷键", "键位"),
-    "TERMINAL": ("terminal", "shell", "终端", "命令行"),
-    "BROWSER": ("browser", "浏览器"),
-    "LANGUAGE": ("language", "languages", "语言"),
-    "MAIN_BRANCH": ("主分支", "主干", "default branch", "默认分支"),
-    "FRONTEND": ("frontend", "front-end", "front end", "前端"),
-    "BACKEND": ("backend", "back-end", "back end", "后端"),
-    "BEFORE": ("before", "prior", "之前", "以前", "前"),
-    "AFTER": ("after", "afterwards", "之后", "以后", "后"),
-    "UPPER": ("uppercase", "upper case", "capital", "capitals", "大写"),
-    "LOWER": ("lowercase", "lower case", "小写"),
-    "PUBLIC": ("public", "公开", "公共"),
-    "PRIVATE": ("private", "私有", "私密", "私人"),
-    "MORE": ("more", "更多"),
-    "LESS": ("less", "fewer", "更少"),
-    "BIG": ("big", "large"),
-    "SMALL": ("small", "little"),
-    "HIGH": ("high", "higher"),
-    "LOW": ("low",),
-    "HOT": ("hot", "warm", "热", "热的"),
-    "COLD": ("cold", "iced", "ice", "冷", "冰", "冰的"),
-    "WINDOWS_OS": ("windows", "win", "微软系统"),
-    "MAC_OS": ("mac", "macos", "macbook", "osx", "苹果电脑", "苹果系统"),
-    "EVERY": ("every", "each", "每", "每个", "每篇", "每次", "每条", "所有的"),
-}
 
-# Slot values: two different members of one class on the two sides are a changed value.
+_LEX = _load_lexicon()
+FRAME_EN = frozenset(_LEX["frame"]["en"])
+FRAME_ZH = frozenset(_LEX["frame"]["zh"])
+NEGATION_EN = frozenset(_LEX["negation"]["en"])
+NEGATION_ZH = frozenset(_LEX["negation"]["zh"])
+NOT_NEGATION_ZH = frozenset(_LEX["not_negation_zh"])
+CHANGE_STRONG_EN = tuple(_LEX["change"]["strong"]["en"])
+CHANGE_STRONG_ZH = tuple(_LEX["change"]["strong"]["zh"])
+CHANGE_EN = tuple(_LEX["change"]["weak"]["en"])
+CHANGE_ZH = tuple(_LEX["change"]["weak"]["zh"])
+CONCEPTS: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _LEX["concepts"].items()}
 VALUE_CLASSES: dict[str, dict[str, tuple[str, ...]]] = {
-    "city": {
-        "beijing": ("beijing", "北京"), "shanghai": ("shanghai", "上海"), "shenzhen": ("shenzhen", "深圳"),
-        "guangzhou": ("guangzhou", "广州"), "hangzhou": ("hangzhou", "杭州"), "chengdu": ("chengdu", "成都"),
-        "nanjing": ("nanjing", "南京"), "wuhan": ("wuhan", "武汉"), "xian": ("xi'an", "xian", "西安"),
-        "suzhou": ("suzhou", "苏州"), "tianjin": ("tianjin", "天津"), "chongqing": ("chongqing", "重庆"),
-        "hongkong": ("hong kong", "香港"), "taipei": ("taipei", "台北"), "tokyo": ("tokyo", "东京"),
-        "osaka": ("osaka", "大阪"), "seoul": ("seoul", "首尔"), "singapore": ("singapore", "新加坡"),
-        "london": ("london", "伦敦"), "paris": ("paris", "巴黎"), "berlin": ("berlin", "柏林"),
-        "munich": ("munich", "慕尼黑"), "amsterdam": ("amsterdam", "阿姆斯特丹"), "new york": ("new york", "纽约"),
-        "san francisco": ("san francisco", "旧金山", "三藩市"), "seattle": ("seattle", "西雅图"),
-        "boston": ("boston", "波士顿"), "toronto": ("toronto", "多伦多"), "vancouver": ("vancouver", "温哥华"),
-        "sydney": ("sydney", "悉尼"), "melbourne": ("melbourne", "墨尔本"), "los angeles": ("los angeles", "洛杉矶"),
-        "lisbon": ("lisbon", "里斯本"), "madrid": ("madrid", "马德里"), "rome": ("rome", "罗马"),
-        "dublin": ("dublin", "都柏林"), "zurich": ("zurich", "苏黎世"), "vienna": ("vienna", "维也纳"),
-        "bangalore": ("bangalore", "班加罗尔"), "dubai": ("dubai", "迪拜"),
-    },
-    "human_language": {
-        "chinese": ("chinese", "mandarin", "中文", "汉语", "简体中文", "普通话", "华语"),
-        "english": ("english", "英文", "英语"), "japanese": ("japanese", "日文", "日语"),
-        "korean": ("korean", "韩文", "韩语"), "german": ("german", "德文", "德语"),
-        "french": ("french", "法文", "法语"), "spanish": ("spanish", "西班牙语", "西语"),
-        "cantonese": ("cantonese", "粤语", "广东话"), "traditional chinese": ("traditional chinese", "繁体中文", "繁体"),
-    },
-    "editor": {
-        "vim": ("vim", "vi", "neovim", "nvim"), "emacs": ("emacs",), "nano": ("nano",),
-        "vscode": ("vscode", "vs code", "visual studio code", "code-oss", "cursor"),
-        "sublime": ("sublime", "sublime text"), "jetbrains": ("pycharm", "intellij", "jetbrains", "webstorm", "goland"),
-        "helix": ("helix",), "zed": ("zed",),
-    },
-    "drink": {
-        "coffee": ("coffee", "咖啡", "美式", "拿铁", "latte", "espresso"), "tea": ("tea", "茶", "绿茶", "红茶", "乌龙"),
-        "milk": ("milk", "牛奶"), "beer": ("beer", "啤酒"), "juice": ("juice", "果汁"), "water": ("water", "水"),
-        "wine": ("wine", "葡萄酒", "红酒"),
-    },
-    "weekday": {
-        "monday": ("monday", "mondays", "周一", "星期一", "礼拜一"), "tuesday": ("tuesday", "tuesdays", "周二", "星期二"),
-        "wednesday": ("wednesday", "wednesdays", "周三", "星期三"),
-        "thursday": ("thursday", "thursdays", "周四", "星期四"), "friday": ("friday", "fridays", "周五", "星期五"),
-        "saturday": ("saturday", "saturdays", "周六", "星期六"),
-        "sunday": ("sunday", "sundays", "周日", "星期日", "星期天"),
-        "saturday+sunday": ("weekend", "weekends", "周末", "双休日"),  # two values: "周末" = "周六周日"
-    },
-    "os": {
-        "linux": ("linux", "ubuntu", "debian", "fedora", "arch", "archlinux", "centos"),
-        "macos": ("macos", "mac", "macbook", "osx", "苹果电脑", "苹果系统"), "windows": ("windows", "win11", "win10"),
-    },
-    "shell": {"bash": ("bash",), "zsh": ("zsh", "oh-my-zsh"), "fish": ("fish",), "powershell": ("powershell",)},
-    "job": {"doctor": ("doctor", "physician", "医生", "大夫"), "nurse": ("nurse", "护士"),
-            "teacher": ("teacher", "老师", "教师"), "engineer": ("engineer", "工程师"),
-            "programmer": ("programmer", "developer", "程序员", "开发者"), "designer": ("designer", "设计师"),
-            "lawyer": ("lawyer", "律师"), "accountant": ("accountant", "会计"), "student": ("student", "学生"),
-            "researcher": ("researcher", "研究员"), "manager": ("manager", "经理")},
-    "pet": {"cat": ("cat", "猫", "猫咪"), "dog": ("dog", "狗", "小狗"), "rabbit": ("rabbit", "兔子"),
-            "parrot": ("parrot", "鹦鹉"), "hamster": ("hamster", "仓鼠")},
-}
-# Pet and OS words are values first (two pets, two systems): drop them from the plain concepts.
-for _gone in ("CAT", "DOG", "WINDOWS_OS", "MAC_OS"):
-    CONCEPTS.pop(_gone)
-
-# Opposites. One side holding one member and the other side the other flips the polarity of the pair.
-ANTONYMS: tuple[tuple[str, str], ...] = (
-    ("LIKE", "DISLIKE"), ("DARK", "LIGHT"), ("TABS", "SPACES"), ("OPEN_", "CLOSE_"), ("EARLY", "LATE"),
-    ("MORNING", "EVENING"), ("SINGLE_QUOTE", "DOUBLE_QUOTE"), ("SHORT", "DETAILED"), ("SHORT", "LONG"),
-    ("ADD", "REMOVE"), ("EXCEED", "WITHIN"), ("UPPER", "LOWER"), ("PUBLIC", "PRIVATE"), ("MORE", "LESS"),
-    ("BIG", "SMALL"), ("HIGH", "LOW"), ("HOT", "COLD"), ("FRONTEND", "BACKEND"), ("VEGETARIAN", "MEAT"),
-    ("WAKE", "SLEEP"), ("POLITE", "RUDE"),
-)
+    cls: {value: tuple(forms) for value, forms in members.items()} for cls, members in _LEX["value_classes"].items()}
+ANTONYMS: tuple[tuple[str, str], ...] = tuple((a, b) for a, b in _LEX["antonyms"])
 
 _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}

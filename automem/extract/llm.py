@@ -4,7 +4,7 @@
 - `hermes`: the host's own model through Hermes' plugin LLM facade. automem never imports Hermes at import time:
   the Hermes adapter registers its `ctx.llm.complete` with `register_host_llm`, and a detached drainer (which runs
   in Hermes' own interpreter) imports `agent.plugin_llm` lazily, inside the call.
-- `rules`: the offline extractor (`automem.rules`), no model at all.
+- `rules`: the offline extractor (`automem.extract.rules`), no model at all.
 - `auto`: `openai` when a key is configured, else `hermes` for jobs that came from Hermes when its facade is
   reachable, else `rules`.
 
@@ -23,9 +23,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from .config import Config
-from .errors import LLMError
-from .paths import Location
+from ..config import Config
+from ..errors import LLMError
+from ..paths import Location
 
 HOST_PLUGIN_ID = "automem"
 

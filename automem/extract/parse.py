@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .errors import LLMError
+from ..errors import LLMError
 
 CATEGORIES = ("persona", "episodic", "instruction")
 

@@ -3,7 +3,7 @@
 The Hermes plugin (`hooks/automem/__init__.py`) only translates Hermes' calls into these methods; this module
 imports no Hermes code and runs without Hermes. Hermes calls `initialize`, `system_prompt_block` and the first
 `prefetch` on the start path of every `hermes chat`, so nothing here imports chromadb or loads the embedding model
-until a tool call, a mirror write or a warm-up needs the store (see `automem.recall` for how recall avoids it).
+until a tool call, a mirror write or a warm-up needs the store (see `automem.core.recall` for how recall avoids it).
 
 Costs on the start path (measured by scripts/bench_hermes_overhead.py): config read, one small JSON snapshot
 read, a lexical match. Session end writes one spool file and starts a detached drainer process.
@@ -17,12 +17,12 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
-from .config import Config, load_config
-from .log import log_event
-from .memory import CATEGORY_OF_WING, WING_OF_CATEGORY, WINGS
-from .paths import Location
+from ..config import Config, load_config
+from ..log import log_event
+from ..core.memory import CATEGORY_OF_WING, WING_OF_CATEGORY, WINGS
+from ..paths import Location
 
 ROOM_TOOL = "tool"
 ROOM_MIRROR = "builtin-mirror"
@@ -107,7 +107,7 @@ def tool_search(store, profile: str, args: dict) -> dict:
 
 
 def tool_remember(store, profile: str, args: dict, session_id: str = "") -> dict:
-    from .write_path import Candidate, remember
+    from ..core.write_path import Candidate, remember
 
     text, category = args.get("text"), args.get("category") or "persona"
     wing = WING_OF_CATEGORY.get(category, category if category in WINGS else None)
@@ -161,7 +161,7 @@ def run_tool(store, profile: str, name: str, args: Any, session_id: str = "") ->
 # -- the built-in memory tool mirror ------------------------------------------------------------------------------
 def mirror_write(store, profile: str, action: str, target: str, content: str, metadata: dict | None = None) -> dict:
     """Mirror one write of Hermes' built-in memory tool into room `builtin-mirror`."""
-    from .write_path import Candidate, remember
+    from ..core.write_path import Candidate, remember
 
     metadata = metadata or {}
     wing = WING_OF_TARGET.get(target, "user")
@@ -207,7 +207,7 @@ def enqueue_and_drain(location: Location, config: Config, messages: Sequence[dic
 
     The spool's job id is a hash of the session's content, so the double `on_session_end` Hermes sends after
     `/new` is one job."""
-    from . import pipeline
+    from ..extract import pipeline
 
     if not config.auto_extract:
         return None
@@ -227,7 +227,7 @@ def transcript_key(messages: Sequence[dict]) -> str:
     """A digest of the user/assistant text of `messages` (what extraction reads), for spotting a repeat."""
     import hashlib
 
-    from .transcript import content_text
+    from ..extract.transcript import content_text
 
     parts = [[str(m.get("role")), content_text(m.get("content"))] for m in messages
              if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
@@ -267,7 +267,7 @@ class HermesSession:
                 if self._open_store is not None:
                     self._store = self._open_store()
                 else:
-                    from .store import open_store
+                    from ..core.store import open_store
 
                     self._store = open_store(self.location, self.config)
             return self._store
@@ -288,14 +288,14 @@ class HermesSession:
 
     # -- recall -----------------------------------------------------------------------------------------------
     def system_prompt_block(self) -> str:
-        from .recall import system_prompt_block
+        from ..core.recall import system_prompt_block
 
         text, ids = system_prompt_block(self.location, self.config, open_store=self.store)
         self._shown.update(ids)
         return text
 
     def prefetch(self, query: str) -> str:
-        from .recall import prefetch_block
+        from ..core.recall import prefetch_block
 
         store = self._store if self.warm else None
         text, ids = prefetch_block(self.location, self.config, query, store=store, exclude=self._shown)
@@ -427,7 +427,7 @@ def store_for(location: Location, config: Config):
     with _STORES_LOCK:
         store = _STORES.get(key)
         if store is None:
-            from .store import open_store
+            from ..core.store import open_store
 
             if not _STORES:
                 import atexit

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlparse
 
-from .errors import ConfigError, StoreError
+from ..errors import ConfigError, StoreError
 
 API = "/api/v2"
-COLLECTION = "memories"  # the same name as automem.store.COLLECTION (kept here so doctor needs no chromadb)
+COLLECTION = "memories"  # the same name as automem.core.store.COLLECTION (kept here so doctor needs no chromadb)
 CONNECT_TIMEOUT_S = 5.0
 
 

@@ -7,7 +7,7 @@ Facts from Hermes 0.19 that shape this (see the project's reference notes):
 - Hermes imports the plugin in its own interpreter, which must be able to `import automem`.
 
 This module never imports Hermes. It edits config.yaml with minimal text edits (comments kept, see
-`automem.yaml_edit`) after writing a timestamped backup, and touches no other key.
+`automem.hermes.yaml_edit`) after writing a timestamped backup, and touches no other key.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -27,13 +26,12 @@ from typing import Callable
 
 import yaml
 
-from . import __version__
+from .. import __version__
 from . import yaml_edit as Y
-from .errors import AutomemError, UsageError
-from .paths import Location, resolve_root_and_profile
+from ..errors import AutomemError, UsageError
+from ..paths import PACKAGE_PARENT, Location, resolve_root_and_profile
 
 PLUGIN_NAME = "automem"
-PACKAGE_DIR = Path(__file__).resolve().parent
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".DS_Store")
 IMPORT_PROBE = "import json, automem; print(json.dumps({'version': automem.__version__, 'file': automem.__file__}))"
 
@@ -64,7 +62,7 @@ class Sources:
 
 def find_sources(project: str | os.PathLike | None = None) -> Sources:
     """The source tree next to this package (a checkout or an editable install)."""
-    candidate = Path(project) if project else PACKAGE_DIR.parent
+    candidate = Path(project) if project else PACKAGE_PARENT
     src = Sources(candidate)
     if not (src.plugin / "__init__.py").is_file() or not (src.plugin / "plugin.yaml").is_file():
         raise UsageError(f"the automem source tree (with hooks/{PLUGIN_NAME}/ and skills/{PLUGIN_NAME}/) is not at "
@@ -537,7 +535,7 @@ def check_interpreter(sources: Sources | None) -> list[Check]:
 
 
 def check_core(loc: Location, check_llm: bool) -> list[Check]:
-    from .config import load_config
+    from ..config import load_config
 
     checks = []
     try:
@@ -548,7 +546,7 @@ def check_core(loc: Location, check_llm: bool) -> list[Check]:
                         "; ".join(cfg.warnings) or f"automem settings from {', '.join(cfg.sources) or 'defaults'}",
                         "remove or rename the unknown keys" if cfg.warnings else ""))
     try:
-        from .store import open_store
+        from ..core.store import open_store
 
         store = open_store(loc, cfg)
         try:
@@ -561,11 +559,11 @@ def check_core(loc: Location, check_llm: bool) -> list[Check]:
         checks.append(Check("store", "fail", f"{exc.__class__.__name__}: {exc}",
                             "see the message; `automem export` from a backup root if the folder is damaged"))
     if cfg.chroma_url:  # reachable, version, tenant/database, collection, embedding function
-        from .server import server_checks
+        from ..core.server import server_checks
 
         checks.extend(Check(c.name, c.status, c.detail, c.fix) for c in server_checks(cfg))
     try:
-        from .embeddings import embed
+        from ..core.embeddings import embed
 
         t0 = time.monotonic()
         vec = embed(["automem doctor 自检"], cfg)[0]
@@ -581,7 +579,7 @@ def check_core(loc: Location, check_llm: bool) -> list[Check]:
 
 
 def check_spool(loc: Location, cfg, stale_after_s: float = 3600) -> Check:
-    from .spool import spool_stats
+    from ..extract.spool import spool_stats
 
     spool = loc.spool_dir
     try:

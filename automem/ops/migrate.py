@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from .errors import StoreError, UsageError
-from .paths import Location, resolve_root_and_profile
+from ..errors import StoreError, UsageError
+from ..paths import Location, resolve_root_and_profile
 
 PAGE = 1000
 BATCH = 500  # records per write; well under a Chroma server's max_batch_size (5461 for 1.5.9)
@@ -77,7 +77,7 @@ def target_of(to: str, location: Location, config, tenant: str | None = None,
     if is_url(to):
         cfg = dataclasses.replace(config, chroma_url=to, chroma_tenant=tenant or config.chroma_tenant,
                                   chroma_database=database or config.chroma_database)
-        from .server import target_of as server_target
+        from ..core.server import target_of as server_target
 
         server_target(cfg)  # a malformed URL fails here, before anything is read
         return location, cfg
@@ -105,7 +105,7 @@ def _same_store(a, b) -> bool:
         return False
     if a.backend == "embedded":
         return a.location.chroma_dir.resolve() == b.location.chroma_dir.resolve()
-    from .server import target_of as server_target
+    from ..core.server import target_of as server_target
 
     ta, tb = server_target(a.config), server_target(b.config)
     return (ta.host, ta.port, ta.tenant, ta.database) == (tb.host, tb.port, tb.tenant, tb.database)
@@ -199,7 +199,7 @@ def migrate(source, to: str, *, tenant: str | None = None, database: str | None 
     """Copy `source` (a Store) to the store `to` names; see the module docstring."""
     from contextlib import ExitStack
 
-    from .store import Store
+    from ..core.store import Store
 
     t0 = time.monotonic()
     location, cfg = target_of(to, source.location, source.config, tenant, database)
@@ -209,7 +209,7 @@ def migrate(source, to: str, *, tenant: str | None = None, database: str | None 
             raise UsageError(f"--to {to} is the store this config already uses ({describe(source)})")
         report = MigrateReport(source=describe(source), target=describe(target))
         if target.backend == "server":
-            from .server import ensure_database, target_of as server_target
+            from ..core.server import ensure_database, target_of as server_target
 
             report.created = ensure_database(server_target(cfg), timeout=cfg.chroma_timeout)
         with ExitStack() as locks:
@@ -234,7 +234,7 @@ def migrate(source, to: str, *, tenant: str | None = None, database: str | None 
     finally:
         target.close()
     report.seconds = time.monotonic() - t0
-    from .log import log_event
+    from ..log import log_event
 
     log_event(source.location, "migrate", **report.to_json())
     return report

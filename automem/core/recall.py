@@ -2,131 +2,33 @@
 
 Hermes asks for both on the start path of every `hermes chat`, where importing chromadb and loading the embedding
 model (about 2.5 s of CPU together) would cost more than the whole overhead budget. So recall reads a small JSON
-snapshot of the active memories, `<root>/automem/cache/recall.json`, stamped with the store's write generation:
-- a store that wrote refreshes the snapshot when it closes (`refresh_cache`, called from `Store.close`);
+snapshot of the active memories (`automem.core.snapshot`), stamped with the store's write generation:
+- a store that wrote refreshes the snapshot when it closes;
 - a reader that finds the snapshot stale (another generation) rebuilds it once, opening the store;
 - per-turn relevance without the model is a cheap lexical overlap; with a warm store (long-lived processes, after
   the first turn) it is the real vector search.
 
-Every block is wrapped in `RECALL_MARKER` ... `RECALL_END` (automem.transcript), so the extraction pipeline drops
-recalled context instead of storing it again. The selection and formatting functions are plain and testable without ChromaDB.
+Every block is wrapped in `RECALL_MARKER` ... `RECALL_END` (`automem.text`), so the extraction pipeline
+drops recalled context instead of storing it again. The selection and formatting functions are plain and testable without ChromaDB.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import time
 import unicodedata
-from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from .config import Config
-from .memory import CATEGORY_OF_WING
-from .paths import Location, ensure_private_dir
+from ..config import Config
+from ..paths import Location
+from ..text import recall_block  # recalled context is never extracted again
+from .snapshot import (CACHE_VERSION, RecallItem, cache_is_fresh, cache_path, newest_first,  # noqa: F401
+                       read_cache, read_generation, refresh_cache, snapshot_items, write_cache)
 
-from .transcript import RECALL_END, RECALL_MARKER, recall_block  # recalled context is never extracted again
-
-CACHE_VERSION = 1
-CACHE_NAME = "recall.json"
-# Newest memories kept per (profile, wing) in the snapshot: enough for any budget, small enough to parse in ms.
-CACHE_PER_GROUP = 200
-# A Chroma server has no local write generation: trust a snapshot this long.
-SERVER_CACHE_TTL_S = 60.0
 BLOCK_WINGS = ("user", "instruction")  # the system-prompt block: persona and instruction memories
 
 
-@dataclass
-class RecallItem:
-    id: str
-    text: str
-    wing: str
-    profile: str
-    updated_at: int = 0
-    created_at: int = 0
-    room: str = ""
-
-    @property
-    def category(self) -> str:
-        return CATEGORY_OF_WING.get(self.wing, self.wing)
-
-
-# -- the snapshot ------------------------------------------------------------------------------------------------
-def cache_path(location: Location):
-    return location.cache_dir / CACHE_NAME
-
-
-def read_generation(location: Location) -> int:
-    """The embedded store's write generation (see `automem.store`), 0 before the first write."""
-    try:
-        with open(location.automem_dir / "generation", encoding="ascii") as fh:
-            return int(fh.read().strip() or 0)
-    except (OSError, ValueError):
-        return 0
-
-
-def read_cache(location: Location) -> dict | None:
-    try:
-        with open(cache_path(location), encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or not isinstance(data.get("memories"), list):
-        return None
-    return data
-
-
-def cache_is_fresh(location: Location, config: Config, data: dict | None, now: float | None = None) -> bool:
-    if data is None:
-        return False
-    if config.chroma_url:
-        now = time.time() if now is None else now
-        return data.get("backend") == "server" and now - float(data.get("built_at", 0)) < SERVER_CACHE_TTL_S
-    return data.get("backend") == "embedded" and data.get("generation") == read_generation(location)
-
-
-def snapshot_items(memories: Iterable[Any], per_group: int = CACHE_PER_GROUP) -> list[RecallItem]:
-    """The newest `per_group` active memories of each (profile, wing), newest first."""
-    groups: dict[tuple[str, str], list[RecallItem]] = {}
-    for m in memories:
-        if getattr(m, "status", "active") != "active":
-            continue
-        item = RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room)
-        groups.setdefault((item.profile, item.wing), []).append(item)
-    out: list[RecallItem] = []
-    for items in groups.values():
-        items.sort(key=_newest_first)
-        out.extend(items[:per_group])
-    out.sort(key=_newest_first)
-    return out
-
-
-def refresh_cache(store) -> dict:
-    """Rebuild the snapshot from `store` and write it atomically. Returns the snapshot."""
-    location = store.location
-    generation = read_generation(location)  # read before the records: a write in between leaves it stale, not wrong
-    memories = store.iter_records(where={"status": "active"})
-    data = {
-        "version": CACHE_VERSION,
-        "backend": store.backend,
-        "generation": generation,
-        "built_at": round(time.time(), 3),
-        "memories": [asdict(i) for i in snapshot_items(memories)],
-    }
-    write_cache(location, data)
-    return data
-
-
-def write_cache(location: Location, data: dict) -> None:
-    ensure_private_dir(location.cache_dir)
-    path = cache_path(location)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False)
-    os.replace(tmp, path)
-
-
+# -- the snapshot (automem.core.snapshot) -------------------------------------------------------------------------
 def load_items(location: Location, config: Config, open_store: Callable[[], Any] | None = None) -> list[RecallItem]:
     """The snapshot's memories, rebuilt first when it is stale (`open_store` gives the store to rebuild from)."""
     data = read_cache(location)
@@ -159,10 +61,6 @@ def load_items(location: Location, config: Config, open_store: Callable[[], Any]
 
 
 # -- selection (plain functions) -----------------------------------------------------------------------------------
-def _newest_first(item: RecallItem) -> tuple:
-    return (-(item.updated_at or item.created_at), -item.created_at, item.id)
-
-
 def is_visible(item: RecallItem, profile: str, shared_wings: Sequence[str]) -> bool:
     return item.profile == profile or item.wing in shared_wings
 
@@ -191,7 +89,7 @@ def select_block(items: Iterable[RecallItem], profile: str, config: Config) -> l
     """System-prompt memories: the profile's own persona and instructions first, then shared ones; newest first."""
     shared = list(config.shared_wings)
     visible = [i for i in items if i.wing in BLOCK_WINGS and is_visible(i, profile, shared)]
-    visible.sort(key=lambda i: (i.profile != profile, *_newest_first(i)))
+    visible.sort(key=lambda i: (i.profile != profile, *newest_first(i)))
     return fit_budget(visible, profile, config.recall_max_items, config.recall_max_chars)
 
 
@@ -250,7 +148,7 @@ def select_prefetch_lexical(items: Iterable[RecallItem], query: str, profile: st
     skip = set(exclude)
     shared = list(config.shared_wings)
     scored = [(lexical_score(q, i.text), i) for i in items if i.id not in skip and is_visible(i, profile, shared)]
-    ranked = [i for s, i in sorted(scored, key=lambda p: (-p[0], *_newest_first(p[1]))) if s >= min_score]
+    ranked = [i for s, i in sorted(scored, key=lambda p: (-p[0], *newest_first(p[1]))) if s >= min_score]
     return fit_budget(ranked, profile, config.recall_max_items, config.recall_max_chars)
 
 

@@ -1,7 +1,7 @@
 """The write path. Every memory, whatever its source, enters the store here.
 
 candidate -> normalise -> validate (5..200 chars, no secret) -> nearest visible neighbours in the same wing
--> decide (duplicate / update / new, see `automem.dedup`) -> write. One job's candidates are decided and written
+-> decide (duplicate / update / new, see `automem.core.dedup`) -> write. One job's candidates are decided and written
 under one inter-process lock, so two processes cannot both decide "new" for the same fact.
 """
 
@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
 from .dedup import Neighbour, Thresholds, Verdict, decide, settle
-from .log import log_event
+from ..log import log_event
 from .memory import WINGS, Memory, memory_id
-from .text import validate
+from ..text import validate
 
 # A judge settles borderline pairs in one batched call: (candidate, existing) -> "duplicate" | "update" | "new".
 Judge = Callable[[list[tuple[str, str]]], list[str]]

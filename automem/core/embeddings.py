@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Sequence
 
-from .errors import ConfigError, StoreError
+from ..errors import ConfigError, StoreError
 
 USEM3_NAME = "automem-usem3"
 OPENAI_NAME = "automem-openai"

@@ -2,7 +2,7 @@
 
 On one machine the write lock makes every write decision see the writes before it. Writers on several machines
 sharing a Chroma server have no such lock, so two of them can both store "new" for what is one fact, or both keep a
-fact and its changed value active. Compaction replays the write path's own decision (`automem.dedup.decide`) over
+fact and its changed value active. Compaction replays the write path's own decision (`automem.core.dedup.decide`) over
 the store's history, in the order the records were written (Chroma returns them in insertion order; ties of the
 one-second `created_at` do not matter), each active memory against the memories that were alive when it was
 written and are visible to it (same wing; its own profile, or any profile in a shared wing):
@@ -27,8 +27,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
 
-from .dedup import Neighbour, Thresholds, decide
-from .memory import Memory
+from ..core.dedup import Neighbour, Thresholds, decide
+from ..core.memory import Memory
 
 _BLOCK = 512  # rows per matrix product: bounds memory (block x group size floats)
 MAX_PASSES = 5
@@ -209,7 +209,7 @@ def compact(store, dry_run: bool = False, now: int | None = None) -> CompactRepo
             store.update_metadata(list(changed.values()))
     report = CompactReport(scanned=scanned, merges=merges, passes=passes, dry_run=dry_run, skipped=skipped,
                            seconds=time.monotonic() - t0)
-    from .log import log_event
+    from ..log import log_event
 
     log_event(store.location, "compact", **report.to_json(), merges=[m.to_json() for m in merges])
     return report

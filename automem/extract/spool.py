@@ -26,10 +26,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .config import Config
-from .errors import AutomemError, LLMError
-from .log import log_event
-from .paths import Location, ensure_private_dir
+from ..config import Config
+from ..errors import AutomemError, LLMError
+from ..log import log_event
+from ..paths import PACKAGE_PARENT, Location, ensure_private_dir
 
 JOB_VERSION = 1
 DONE_KEEP_SECONDS = 30 * 24 * 3600  # how long "this content was already extracted" is remembered
@@ -465,10 +465,6 @@ def drain_single(location: Location, config: Config, process: Processor, **kwarg
             return total
 
 
-def _package_parent() -> str:
-    return str(Path(__file__).resolve().parent.parent)
-
-
 def spawn_detached_drainer(location: Location, *, python: str | None = None, wait_seconds: float | None = None,
                            env: dict | None = None) -> int | None:
     """Start `python -m automem drain` in a new session (it survives the parent's exit); its stdin and stdout go
@@ -481,7 +477,7 @@ def spawn_detached_drainer(location: Location, *, python: str | None = None, wai
            "--wait", str(wait), "--hermes-home", str(location.profile_home), "--profile", location.profile]
     child_env = dict(os.environ if env is None else env)
     child_env["HERMES_HOME"] = str(location.profile_home)
-    parent = _package_parent()
+    parent = str(PACKAGE_PARENT)
     paths = [p for p in child_env.get("PYTHONPATH", "").split(os.pathsep) if p]
     if parent not in paths:
         child_env["PYTHONPATH"] = os.pathsep.join([parent, *paths])

@@ -8,7 +8,7 @@
   by one batched judge call).
 - `extract_now()` runs the pipeline on a transcript at once (the CLI's `automem extract`), through the spool, so a
   failed LLM call leaves the job there for a retry instead of losing it.
-- `drain()`, `spawn_detached_drainer()`, `start_background_drainer()`: the drainers of `automem.spool`, wired to
+- `drain()`, `spawn_detached_drainer()`, `start_background_drainer()`: the drainers of `automem.extract.spool`, wired to
   `process_job`.
 """
 
@@ -19,12 +19,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .config import Config, load_config
-from .errors import AutomemError
-from .extraction_prompt import build_judge_messages, build_messages, known_context
-from .log import log_event
-from .memory import WING_OF_CATEGORY
-from .paths import Location
+from ..config import Config, load_config
+from ..errors import AutomemError
+from .prompt import build_judge_messages, build_messages, known_context
+from ..log import log_event
+from ..core.memory import WING_OF_CATEGORY
+from ..paths import Location
 from .spool import (BackgroundDrainer, DrainReport, Job, drain_single, enqueue_job, is_done, job_id,
                     job_path, process_one, spawn_detached_drainer as _spawn, write_atomic)
 from .spool import drain as _drain
@@ -172,7 +172,7 @@ class Pipeline:
     def store(self) -> Any:
         with self._lock:
             if self._store is None:
-                from .store import open_store
+                from ..core.store import open_store
 
                 self._store = open_store(self.location, self.config)
             return self._store
@@ -191,7 +191,7 @@ class Pipeline:
 
     def process(self, job: Job, details: dict) -> list:
         """Run one job; raises on failure (the spool records it and backs off)."""
-        from .write_path import Candidate, remember
+        from ..core.write_path import Candidate, remember
 
         config = self.config_for(job.profile)
         transcript = Transcript.from_json(job.transcript)
@@ -325,7 +325,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 def extraction_stats(location: Location) -> dict:
     """Spool depth, dead jobs, and the token and latency totals of every logged job (for `automem stats`)."""
-    from .log import read_events
+    from ..log import read_events
     from .spool import spool_stats
 
     out = spool_stats(location)

@@ -16,10 +16,10 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterable, Iterator, Sequence
 
-from .config import Config, load_config
-from .errors import AutomemError, StoreError
+from ..config import Config, load_config
+from ..errors import AutomemError, StoreError
 from .memory import METADATA_KEYS, Memory
-from .paths import Location
+from ..paths import Location
 from .visibility import matches, visible_where
 
 COLLECTION = "memories"
@@ -42,7 +42,7 @@ class Store:
         self._thread_lock = threading.RLock()
         self._file_lock: Any = None
         self._lock_depth = 0
-        self._wrote_since_open = False  # close() then refreshes the recall snapshot (automem.recall)
+        self._wrote_since_open = False  # close() then refreshes the recall snapshot (automem.core.recall)
         if self.backend == "embedded":
             location.ensure_dirs()
 
@@ -130,11 +130,11 @@ class Store:
             if self._wrote_since_open and self._collection is not None:
                 self._wrote_since_open = False
                 try:  # keeps Hermes' start path off Chroma: recall reads this snapshot instead
-                    from .recall import refresh_cache
+                    from .snapshot import refresh_cache
 
                     refresh_cache(self)
                 except Exception as exc:  # a stale snapshot is rebuilt by its next reader
-                    from .log import log_event
+                    from ..log import log_event
 
                     log_event(self.location, "recall_cache_failed", error=f"{exc.__class__.__name__}: {exc}")
             self._close_client()
@@ -224,7 +224,7 @@ class Store:
     def recall(self, query: str, *, k: int = 5, profile: str | None = None, wing: str | None = None,
                wings: Iterable[str] | None = None, where: dict | None = None) -> list[tuple[Memory, float]]:
         """What a person asking `query` should be shown: `search` over a wider pool, re-ranked by shared concepts
-        (`automem.ranking`). The write path keeps using plain `search`: its decisions are about distance."""
+        (`automem.core.ranking`). The write path keeps using plain `search`: its decisions are about distance."""
         from .ranking import rerank
 
         pool = max(self.config.recall_pool, k)
@@ -316,7 +316,7 @@ class Store:
                 if keep:
                     self._collection.update(ids=[m.id for m in keep], metadatas=[m.metadata() for m in keep])
                 if len(keep) < len(memories):
-                    from .log import log_event
+                    from ..log import log_event
 
                     log_event(self.location, "stale_update_skipped",
                               ids=sorted({m.id for m in memories} - {m.id for m in keep}),

@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from .config import Config
-from .errors import AutomemError, UsageError
-from .log import log_event
-from .memory import memory_id
-from .paths import Location, ensure_private_dir
-from .text import SECRET_PATTERNS, normalise
+from ..config import Config
+from ..errors import AutomemError, UsageError
+from ..log import log_event
+from ..core.memory import memory_id
+from ..paths import PACKAGE_PARENT, Location, ensure_private_dir
+from ..text import SECRET_PATTERNS, normalise
 
-from .transcript import RECALL_END, RECALL_MARKER, recall_block  # recalled context is never extracted again
+from ..text import RECALL_END, RECALL_MARKER, recall_block  # recalled context is never extracted again
 
 DEFAULT_BOARD = "default"
 ROOM = "kanban"
@@ -286,7 +286,7 @@ def task_memory_text(run: TaskRun) -> str:
 
 def task_candidate(run: TaskRun, added_by: str = "kanban-hook"):
     """The write-path candidate of a run: wing episodic, room kanban, the assignee's profile."""
-    from .write_path import Candidate
+    from ..core.write_path import Candidate
 
     extra = {
         "kanban_board": run.board,
@@ -304,7 +304,7 @@ def task_candidate(run: TaskRun, added_by: str = "kanban-hook"):
 
 def record_runs(store, runs: Sequence[TaskRun], added_by: str) -> list:
     """Store the runs not stored yet (whatever their status: a forgotten one stays forgotten). Decisions of the new."""
-    from .write_path import remember
+    from ..core.write_path import remember
 
     if not runs:
         return []
@@ -435,7 +435,7 @@ def kanban_sync(location: Location, config: Config, board: str | None = None, *,
 
 
 def _open_store(location: Location, config: Config):
-    from .store import open_store
+    from ..core.store import open_store
 
     return open_store(location, config)
 
@@ -711,7 +711,7 @@ FIRST_TURN_WAIT_S = 30.0
 
 def compute_first_turn(location: Location, env: Mapping[str, str]) -> str:
     """What a worker's first turn gets: the backfill, then the block (just the backfill with kanban_recall off)."""
-    from .config import load_config
+    from ..config import load_config
 
     config = load_config(location)
     if config.kanban_recall:
@@ -720,7 +720,7 @@ def compute_first_turn(location: Location, env: Mapping[str, str]) -> str:
     return ""
 
 
-_CHILD = "import sys; from automem.kanban import child_main; sys.exit(child_main(sys.argv[1:]))"
+_CHILD = "import sys; from automem.hermes.kanban import child_main; sys.exit(child_main(sys.argv[1:]))"
 
 
 def child_main(argv: Sequence[str]) -> int:
@@ -764,7 +764,7 @@ class WorkerRecall:
         import sys
 
         env = {**os.environ, **self.env}
-        here = str(Path(__file__).resolve().parent.parent)  # the child imports this very automem
+        here = str(PACKAGE_PARENT)  # the child imports this very automem
         env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
         proc = subprocess.run([sys.executable, "-c", _CHILD, str(self.location.root), self.location.profile],
                               env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -852,7 +852,7 @@ def hook_task_ended(event: str, hermes_home: str | None = None, env: Mapping[str
     try:
         if not task_id:
             return
-        from .config import load_config
+        from ..config import load_config
 
         run_id = kwargs.get("run_id")
         decision = record_task_run(

@@ -1,7 +1,7 @@
 """Recall ranking: vector distance, then a re-rank by what the question and the memory say in common.
 
 The embedding alone misses some cross-language pairs ("持续集成" vs "CI pipeline", "阅读量" vs "readers"). The
-write path's text analysis (`automem.dedup.analyse`) maps both languages onto shared concepts and values, so a
+write path's text analysis (`automem.core.dedup.analyse`) maps both languages onto shared concepts and values, so a
 memory that shares the question's concepts moves up. Plain functions; the store supplies the candidates.
 """
 

@@ -18,12 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from .text import redact_secrets
-
-# Every block automem injects into a conversation starts with this line (recall.py prints it). A block runs to
-# RECALL_END when present, else to the end of the message (injected context is appended after the user's text).
-RECALL_MARKER = "[automem:recall]"
-RECALL_END = "[/automem:recall]"
+from ..text import RECALL_END, RECALL_MARKER, redact_secrets
 
 ROLES = ("user", "assistant")
 PREFIX = {"user": "用户", "assistant": "助手"}  # the seed's line prefixes
@@ -41,11 +36,6 @@ _BLANKS = re.compile(r"\n{3,}")
 # Messages Hermes writes itself in the user/assistant roles (context-compaction summaries): system text, not the
 # user's words, and already extracted when the compression ended that part of the session.
 SYSTEM_MESSAGE_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]", "[END OF PRIOR CONTEXT")
-
-
-def recall_block(body: str) -> str:
-    """`body` wrapped as a block the extraction pipeline will drop (for anything automem injects)."""
-    return f"{RECALL_MARKER}\n{body.strip()}\n{RECALL_END}"
 
 
 def content_text(content: Any) -> str:

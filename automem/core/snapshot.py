@@ -1,0 +1,119 @@
+"""The recall snapshot: the active memories that Hermes' start path reads instead of opening Chroma.
+
+`<root>/automem/cache/recall.json` holds the newest active memories of every (profile, wing), stamped with the
+store's write generation. The store refreshes it when it closes after writing (`refresh_cache`); a reader that
+finds it stale (another generation, or on a Chroma server older than `SERVER_CACHE_TTL_S`) rebuilds it once
+(`automem.core.recall.load_items`). Plain reads and writes of one JSON file: no chromadb, no embedding model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable
+
+from ..config import Config
+from ..paths import Location, ensure_private_dir
+from .memory import CATEGORY_OF_WING
+
+CACHE_VERSION = 1
+CACHE_NAME = "recall.json"
+# Newest memories kept per (profile, wing) in the snapshot: enough for any budget, small enough to parse in ms.
+CACHE_PER_GROUP = 200
+# A Chroma server has no local write generation: trust a snapshot this long.
+SERVER_CACHE_TTL_S = 60.0
+
+
+@dataclass
+class RecallItem:
+    id: str
+    text: str
+    wing: str
+    profile: str
+    updated_at: int = 0
+    created_at: int = 0
+    room: str = ""
+
+    @property
+    def category(self) -> str:
+        return CATEGORY_OF_WING.get(self.wing, self.wing)
+
+
+def cache_path(location: Location):
+    return location.cache_dir / CACHE_NAME
+
+
+def read_generation(location: Location) -> int:
+    """The embedded store's write generation (see `automem.core.store`), 0 before the first write."""
+    try:
+        with open(location.automem_dir / "generation", encoding="ascii") as fh:
+            return int(fh.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def read_cache(location: Location) -> dict | None:
+    try:
+        with open(cache_path(location), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or not isinstance(data.get("memories"), list):
+        return None
+    return data
+
+
+def cache_is_fresh(location: Location, config: Config, data: dict | None, now: float | None = None) -> bool:
+    if data is None:
+        return False
+    if config.chroma_url:
+        now = time.time() if now is None else now
+        return data.get("backend") == "server" and now - float(data.get("built_at", 0)) < SERVER_CACHE_TTL_S
+    return data.get("backend") == "embedded" and data.get("generation") == read_generation(location)
+
+
+def snapshot_items(memories: Iterable[Any], per_group: int = CACHE_PER_GROUP) -> list[RecallItem]:
+    """The newest `per_group` active memories of each (profile, wing), newest first."""
+    groups: dict[tuple[str, str], list[RecallItem]] = {}
+    for m in memories:
+        if getattr(m, "status", "active") != "active":
+            continue
+        item = RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room)
+        groups.setdefault((item.profile, item.wing), []).append(item)
+    out: list[RecallItem] = []
+    for items in groups.values():
+        items.sort(key=newest_first)
+        out.extend(items[:per_group])
+    out.sort(key=newest_first)
+    return out
+
+
+def refresh_cache(store) -> dict:
+    """Rebuild the snapshot from `store` and write it atomically. Returns the snapshot."""
+    location = store.location
+    generation = read_generation(location)  # read before the records: a write in between leaves it stale, not wrong
+    memories = store.iter_records(where={"status": "active"})
+    data = {
+        "version": CACHE_VERSION,
+        "backend": store.backend,
+        "generation": generation,
+        "built_at": round(time.time(), 3),
+        "memories": [asdict(i) for i in snapshot_items(memories)],
+    }
+    write_cache(location, data)
+    return data
+
+
+def write_cache(location: Location, data: dict) -> None:
+    ensure_private_dir(location.cache_dir)
+    path = cache_path(location)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False)
+    os.replace(tmp, path)
+
+
+def newest_first(item: RecallItem) -> tuple:
+    return (-(item.updated_at or item.created_at), -item.created_at, item.id)

@@ -1,0 +1,119 @@
+"""The package's layers, checked: every import inside `automem/` points down.
+
+    cli  ->  hermes / ops  ->  extract  ->  core  ->  config / log  ->  text / paths / errors
+
+A module may import its own layer's package (core modules import each other) or any layer below it; never a layer
+above, and never a sibling at the same height (hermes and ops do not import each other). Imports inside functions
+count too: a lazy import is still a dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "automem"
+
+# group -> height. A group is a sub-package (core, extract, ...) or a top-level module (cli, config, ...).
+HEIGHT = {
+    "text": 0, "paths": 0, "errors": 0,
+    "config": 1, "log": 1,
+    "core": 2,
+    "extract": 3,
+    "hermes": 4, "ops": 4,
+    "cli": 5,
+}
+FACADE = {"__init__", "__main__"}  # `import automem` (lazy re-exports) and `python -m automem`
+
+
+def group_of(module: str) -> str | None:
+    """`automem.core.store` -> core; `automem.config` -> config; the package itself -> None."""
+    parts = module.split(".")
+    if parts[0] != "automem" or len(parts) == 1:
+        return None
+    return parts[1]
+
+
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    rel = path.relative_to(package.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path, root: Path = PACKAGE) -> list[tuple[int, str]]:
+    """(line, absolute module) for every import statement in the file, relative ones resolved."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if node.module is None or target == "automem":  # `from . import x`: each name may be a module
+                found.extend((node.lineno, f"{target}.{alias.name}") for alias in node.names)
+            else:
+                found.append((node.lineno, target))
+    return [(line, mod) for line, mod in found if mod == "automem" or mod.startswith("automem.")]
+
+
+def upward_imports(package: Path = PACKAGE) -> list[str]:
+    problems = []
+    for path in sorted(package.rglob("*.py")):
+        if path.parent == package and path.stem in FACADE:
+            continue
+        source = module_name(path, package)
+        src_group = group_of(source)
+        if src_group not in HEIGHT:
+            problems.append(f"{path}: module group {src_group!r} has no layer (add it to HEIGHT in this test)")
+            continue
+        for line, target in imports_of(path, package):
+            tgt_group = group_of(target)
+            if tgt_group in (None, "__version__", src_group):
+                continue  # the package facade, its version, or the module's own layer
+            if tgt_group not in HEIGHT:
+                problems.append(f"{path}:{line}: imports {target}, which belongs to no layer")
+            elif HEIGHT[tgt_group] >= HEIGHT[src_group]:
+                problems.append(f"{path.relative_to(package.parent)}:{line}: {source} ({src_group}, height "
+                                f"{HEIGHT[src_group]}) imports {target} ({tgt_group}, height {HEIGHT[tgt_group]})")
+    return problems
+
+
+def test_every_import_points_down():
+    assert upward_imports() == []
+
+
+def test_every_group_has_a_layer():
+    groups = {p.stem for p in PACKAGE.glob("*.py") if p.stem not in FACADE}
+    groups |= {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    assert groups - set(HEIGHT) == set()
+
+
+def test_the_check_catches_an_upward_import(tmp_path):
+    """The checker itself: a core module that imports the extraction layer is reported."""
+    fake = tmp_path / "automem"
+    (fake / "core").mkdir(parents=True)
+    (fake / "extract").mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "core" / "__init__.py").write_text("")
+    (fake / "extract" / "__init__.py").write_text("")
+    (fake / "extract" / "spool.py").write_text("from ..core import store\n")  # down: fine
+    (fake / "core" / "store.py").write_text("def f():\n    from ..extract.spool import x\n")  # up: reported
+    problems = upward_imports(fake)
+    assert len(problems) == 1 and "automem.core.store (core" in problems[0] and "automem.extract.spool" in problems[0]
+
+
+@pytest.mark.parametrize("layer", ["core", "extract", "hermes", "ops"])
+def test_each_layer_says_what_it_may_import(layer):
+    doc = ast.get_docstring(ast.parse((PACKAGE / layer / "__init__.py").read_text(encoding="utf-8")))
+    assert doc and "May import" in doc
