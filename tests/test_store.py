@@ -58,9 +58,9 @@ def test_a_memory_carries_every_metadata_field(store):
     assert d.id == memory_id("default", "instruction", "项目统一用Python 3.11")
     [m] = store.get([d.id])
     meta = m.metadata()
-    assert set(meta) == {"wing", "category", "room", "profile", "added_by", "session_id", "task_id", "created_at",
-                         "updated_at", "status", "superseded_by", "job"}
-    assert meta["category"] == "instruction" and meta["status"] == "active"
+    assert set(meta) == {"wing", "category", "room", "profile", "scope", "added_by", "session_id", "task_id",
+                         "created_at", "updated_at", "status", "superseded_by", "job"}
+    assert meta["category"] == "instruction" and meta["status"] == "active" and meta["scope"] == ""
     assert meta["created_at"] == meta["updated_at"] == 1700000000
     assert (meta["session_id"], meta["job"], meta["room"]) == ("s1", "j1", "auto-extract")
 

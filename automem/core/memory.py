@@ -14,15 +14,23 @@ STATUSES = ("active", "superseded", "forgotten")
 
 # Every metadata key a stored memory carries. Chroma cannot store None, so absent values are "" (or 0).
 METADATA_KEYS = (
-    "wing", "category", "room", "profile", "added_by", "session_id", "task_id",
+    "wing", "category", "room", "profile", "scope", "added_by", "session_id", "task_id",
     "created_at", "updated_at", "status", "superseded_by", "job",
 )
 INT_KEYS = ("created_at", "updated_at")
 
+# Whose memory it is, beside the profile. "" is the owner (CLI sessions, kanban workers, `automem add`, the
+# gateway ids configured as the owner): profile-wide memory, and the only source of shared instructions. Anyone
+# else gets a scope of their own: "user:<platform>:<id>" for a person, "chat:<platform>:<chat>[:<thread>]" for what
+# concerns a group chat or a thread, "session:<platform>:<key>" when the gateway said nothing about who it is.
+OWNER = ""
 
-def memory_id(profile: str, wing: str, normalised_text: str) -> str:
-    """Deterministic id from (profile, wing, normalised text): re-running a job cannot create copies."""
-    digest = hashlib.sha256(f"{profile}\x1f{wing}\x1f{normalised_text}".encode("utf-8")).hexdigest()
+
+def memory_id(profile: str, wing: str, normalised_text: str, scope: str = OWNER) -> str:
+    """Deterministic id from (profile, wing, normalised text, scope): re-running a job cannot create copies, and
+    two people saying the same sentence have two memories. The owner's ids are what they always were."""
+    key = f"{profile}\x1f{wing}\x1f{normalised_text}" + (f"\x1f{scope}" if scope else "")
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
     return f"m_{digest[:24]}"
 
 
@@ -33,6 +41,7 @@ class Memory:
     wing: str
     profile: str
     room: str = "cli"
+    scope: str = OWNER
     added_by: str = ""
     session_id: str = ""
     task_id: str = ""
@@ -50,7 +59,7 @@ class Memory:
     def metadata(self) -> dict[str, Any]:
         meta: dict[str, Any] = dict(self.extra)
         meta.update(
-            wing=self.wing, category=self.category, room=self.room, profile=self.profile,
+            wing=self.wing, category=self.category, room=self.room, profile=self.profile, scope=self.scope,
             added_by=self.added_by, session_id=self.session_id, task_id=self.task_id,
             created_at=int(self.created_at), updated_at=int(self.updated_at), status=self.status,
             superseded_by=self.superseded_by, job=self.job,
@@ -68,7 +77,8 @@ class Memory:
                     known[k] = int(known[k])
                 except (TypeError, ValueError):
                     known[k] = 0
-        for k in ("wing", "profile", "room", "added_by", "session_id", "task_id", "status", "superseded_by", "job"):
+        for k in ("wing", "profile", "room", "scope", "added_by", "session_id", "task_id", "status", "superseded_by",
+                  "job"):
             if k in known and known[k] is None:
                 known[k] = ""
         known.setdefault("wing", "user")

@@ -22,6 +22,8 @@ from typing import Any, Callable, Iterable, Sequence
 from ..config import Config
 from ..paths import Location
 from ..text import recall_block  # recalled context is never extracted again
+from .visibility import OWNER
+from .visibility import is_visible as _is_visible
 from .snapshot import (CACHE_VERSION, RecallItem, cache_is_fresh, cache_path, newest_first,  # noqa: F401
                        read_cache, read_generation, refresh_cache, snapshot_items, write_cache)
 
@@ -61,8 +63,11 @@ def load_items(location: Location, config: Config, open_store: Callable[[], Any]
 
 
 # -- selection (plain functions) -----------------------------------------------------------------------------------
-def is_visible(item: RecallItem, profile: str, shared_wings: Sequence[str]) -> bool:
-    return item.profile == profile or item.wing in shared_wings
+def is_visible(item: RecallItem, profile: str, shared_wings: Sequence[str],
+               scopes: Sequence[str] = (OWNER,)) -> bool:
+    """The store's visibility rule (automem.core.visibility) for one snapshot item."""
+    meta = {"status": "active", "profile": item.profile, "wing": item.wing, "scope": item.scope}
+    return _is_visible(meta, profile, shared_wings, scopes=tuple(scopes))
 
 
 def line_of(item: RecallItem, profile: str) -> str:
@@ -85,11 +90,12 @@ def fit_budget(items: Iterable[RecallItem], profile: str, max_items: int, max_ch
     return chosen
 
 
-def select_block(items: Iterable[RecallItem], profile: str, config: Config) -> list[RecallItem]:
-    """System-prompt memories: the profile's own persona and instructions first, then shared ones; newest first."""
+def select_block(items: Iterable[RecallItem], profile: str, config: Config,
+                 scopes: Sequence[str] = (OWNER,)) -> list[RecallItem]:
+    """System-prompt memories: the reader's own persona and instructions first, then shared ones; newest first."""
     shared = list(config.shared_wings)
-    visible = [i for i in items if i.wing in BLOCK_WINGS and is_visible(i, profile, shared)]
-    visible.sort(key=lambda i: (i.profile != profile, *newest_first(i)))
+    visible = [i for i in items if i.wing in BLOCK_WINGS and is_visible(i, profile, shared, scopes)]
+    visible.sort(key=lambda i: (i.scope not in scopes, i.profile != profile, *newest_first(i)))
     return fit_budget(visible, profile, config.recall_max_items, config.recall_max_chars)
 
 
@@ -143,11 +149,13 @@ def lexical_score(query_terms: set[str], text: str) -> float:
 
 
 def select_prefetch_lexical(items: Iterable[RecallItem], query: str, profile: str, config: Config,
-                            exclude: Iterable[str] = (), min_score: float = 0.15) -> list[RecallItem]:
+                            exclude: Iterable[str] = (), min_score: float = 0.15,
+                            scopes: Sequence[str] = (OWNER,)) -> list[RecallItem]:
     q = terms(query)
     skip = set(exclude)
     shared = list(config.shared_wings)
-    scored = [(lexical_score(q, i.text), i) for i in items if i.id not in skip and is_visible(i, profile, shared)]
+    scored = [(lexical_score(q, i.text), i) for i in items
+              if i.id not in skip and is_visible(i, profile, shared, scopes)]
     ranked = [i for s, i in sorted(scored, key=lambda p: (-p[0], *newest_first(p[1]))) if s >= min_score]
     return fit_budget(ranked, profile, config.recall_max_items, config.recall_max_chars)
 
@@ -156,16 +164,16 @@ def select_prefetch_vector(hits: Iterable[tuple[Any, float]], profile: str, conf
                            exclude: Iterable[str] = ()) -> list[RecallItem]:
     """Store search hits (nearest first) within `prefetch_max_distance` and the budget."""
     skip = set(exclude)
-    items = [RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room)
-             for m, dist in hits if dist <= config.prefetch_max_distance and m.id not in skip]
+    items = [RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room,
+                        m.scope) for m, dist in hits if dist <= config.prefetch_max_distance and m.id not in skip]
     return fit_budget(items, profile, config.recall_max_items, config.recall_max_chars)
 
 
 # -- what the Hermes provider calls -------------------------------------------------------------------------------
-def system_prompt_block(location: Location, config: Config,
-                        open_store: Callable[[], Any] | None = None) -> tuple[str, list[str]]:
-    """(block text, ids shown) for the session's system prompt."""
-    items = select_block(load_items(location, config, open_store), location.profile, config)
+def system_prompt_block(location: Location, config: Config, open_store: Callable[[], Any] | None = None,
+                        scopes: Sequence[str] = (OWNER,)) -> tuple[str, list[str]]:
+    """(block text, ids shown) for the session's system prompt, as the reader speaking for `scopes` may see it."""
+    items = select_block(load_items(location, config, open_store), location.profile, config, scopes)
     return format_block(items, location.profile), [i.id for i in items]
 
 
@@ -173,7 +181,7 @@ TASK_ROOM = "kanban"
 
 
 def prefetch_block(location: Location, config: Config, query: str, *, store=None,
-                   exclude: Iterable[str] = ()) -> tuple[str, list[str]]:
+                   exclude: Iterable[str] = (), scopes: Sequence[str] = (OWNER,)) -> tuple[str, list[str]]:
     """(block text, ids shown) relevant to `query`: vector search with a warm `store`, else lexical.
 
     Kanban task records are left out: a worker's query is only "work kanban task t_…", which would match every
@@ -182,9 +190,9 @@ def prefetch_block(location: Location, config: Config, query: str, *, store=None
         return "", []
     if store is not None:
         hits = store.recall(query, k=max(config.recall_max_items, 5), profile=location.profile,
-                            where={"room": {"$ne": TASK_ROOM}})
+                            where={"room": {"$ne": TASK_ROOM}}, scopes=scopes)
         items = select_prefetch_vector(hits, location.profile, config, exclude)
     else:
         items = select_prefetch_lexical([i for i in load_items(location, config) if i.room != TASK_ROOM], query,
-                                        location.profile, config, exclude)
+                                        location.profile, config, exclude, scopes=scopes)
     return format_prefetch(items, location.profile), [i.id for i in items]

@@ -18,9 +18,9 @@ from ..config import Config
 from ..paths import Location, ensure_private_dir
 from .memory import CATEGORY_OF_WING
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: items carry their scope
 CACHE_NAME = "recall.json"
-# Newest memories kept per (profile, wing) in the snapshot: enough for any budget, small enough to parse in ms.
+# Newest memories kept per (profile, wing, scope) in the snapshot: enough for any budget, small enough to parse in ms.
 CACHE_PER_GROUP = 200
 # A Chroma server has no local write generation: trust a snapshot this long.
 SERVER_CACHE_TTL_S = 60.0
@@ -35,6 +35,7 @@ class RecallItem:
     updated_at: int = 0
     created_at: int = 0
     room: str = ""
+    scope: str = ""  # automem.core.memory.OWNER, or a person's or a chat's scope
 
     @property
     def category(self) -> str:
@@ -75,13 +76,14 @@ def cache_is_fresh(location: Location, config: Config, data: dict | None, now: f
 
 
 def snapshot_items(memories: Iterable[Any], per_group: int = CACHE_PER_GROUP) -> list[RecallItem]:
-    """The newest `per_group` active memories of each (profile, wing), newest first."""
-    groups: dict[tuple[str, str], list[RecallItem]] = {}
+    """The newest `per_group` active memories of each (profile, wing, scope), newest first."""
+    groups: dict[tuple[str, str, str], list[RecallItem]] = {}
     for m in memories:
         if getattr(m, "status", "active") != "active":
             continue
-        item = RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room)
-        groups.setdefault((item.profile, item.wing), []).append(item)
+        item = RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room,
+                          getattr(m, "scope", ""))
+        groups.setdefault((item.profile, item.wing, item.scope), []).append(item)
     out: list[RecallItem] = []
     for items in groups.values():
         items.sort(key=newest_first)

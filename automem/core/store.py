@@ -20,13 +20,14 @@ from ..config import Config, load_config
 from ..errors import AutomemError, StoreError
 from .memory import METADATA_KEYS, Memory
 from ..paths import Location
-from .visibility import matches, visible_where
+from .visibility import OWNER, matches, visible_where
 
 COLLECTION = "memories"
 _STATUS_RANK = {"active": 0, "superseded": 1, "forgotten": 2}  # update_metadata never moves a status down
 LOCK_TIMEOUT_S = 120.0
 _PAGE = 1000
 SEARCH_POOL = 40  # unfiltered neighbours fetched before falling back to a filtered (slow) query
+SCHEMA_VERSION = 2  # 2: every memory has a `scope` (automem.core.memory.OWNER for the owner's)
 
 
 class Store:
@@ -98,6 +99,39 @@ class Store:
         except Exception as exc:
             raise StoreError(f"cannot open collection `{COLLECTION}`: {exc}") from None
         self._client, self._collection = client, collection
+        self._ensure_schema()
+
+    def _ensure_schema(self) -> None:
+        """Memories written before scopes existed carry no `scope` key, and Chroma's filters never match a missing
+        key: give them the owner's scope once (they were all the owner's), then record the schema version."""
+        meta = dict(self._collection.metadata or {})
+        if int(meta.get("automem_schema") or 0) >= SCHEMA_VERSION:
+            return
+        lock = self._write_file_lock() if self.backend == "embedded" else None  # re-entrant: open may run inside lock()
+        try:
+            if lock is not None:
+                lock.acquire(timeout=LOCK_TIMEOUT_S)
+            offset, fixed = 0, 0
+            while True:
+                res = self._collection.get(limit=_PAGE, offset=offset, include=["metadatas"])
+                ids = [i for i, m in zip(res["ids"], res["metadatas"]) if "scope" not in (m or {})]
+                if ids:
+                    self._collection.update(ids=ids, metadatas=[{"scope": OWNER} for _ in ids])
+                    fixed += len(ids)
+                if len(res["ids"]) < _PAGE:
+                    break
+                offset += _PAGE
+            meta["automem_schema"] = SCHEMA_VERSION
+            self._collection.modify(metadata=meta)
+            if fixed:
+                from ..log import log_event
+
+                log_event(self.location, "schema_migrated", to=SCHEMA_VERSION, memories=fixed)
+        except Exception as exc:  # an old store stays readable for the owner's paths that do not filter on scope
+            raise StoreError(f"cannot upgrade the store to schema {SCHEMA_VERSION}: {self._explain(exc)}") from None
+        finally:
+            if lock is not None and lock.is_locked:
+                lock.release()
 
     def _close_client(self) -> None:
         client, self._client, self._collection = self._client, None, None
@@ -149,15 +183,12 @@ class Store:
     @contextmanager
     def lock(self, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
         """The inter-process write lock (re-entrant within this Store). Writes and their decisions run inside it."""
-        from filelock import FileLock, Timeout
+        from filelock import Timeout
 
         with self._thread_lock:
             if self._lock_depth == 0:
-                self.location.automem_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-                if self._file_lock is None:
-                    self._file_lock = FileLock(str(self.location.write_lock), mode=0o600)
                 try:
-                    self._file_lock.acquire(timeout=timeout)
+                    self._write_file_lock().acquire(timeout=timeout)
                 except Timeout:
                     raise StoreError(f"another automem process has held {self.location.write_lock} for "
                                      f"{timeout:.0f} s; if none is running, delete the file") from None
@@ -169,6 +200,16 @@ class Store:
                 self._lock_depth -= 1
                 if self._lock_depth == 0:
                     self._file_lock.release()
+
+    def _write_file_lock(self):
+        """This store's handle on `<root>/automem/write.lock` (one per Store: filelock counts re-entries per handle,
+        while a second handle in the same process would wait for the first)."""
+        if self._file_lock is None:
+            from filelock import FileLock
+
+            self.location.automem_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._file_lock = FileLock(str(self.location.write_lock), mode=0o600)
+        return self._file_lock
 
     def _wrote(self) -> None:
         self._wrote_since_open = True
@@ -183,20 +224,24 @@ class Store:
 
     # -- reads -------------------------------------------------------------------------------------------------
     def where(self, profile: str | None = None, wing: str | None = None, wings: Iterable[str] | None = None,
-              extra: dict | None = None, include_hidden: bool = False) -> dict:
-        """Visibility filter for `profile` (None: every profile) with this store's shared wings."""
+              extra: dict | None = None, include_hidden: bool = False, scopes: Sequence[str] | None = (OWNER,),
+              inherit: bool = True) -> dict:
+        """Visibility filter for `profile` (None: every profile) and `scopes` (None: every scope; default: the
+        owner) with this store's shared wings (see automem.core.visibility)."""
         return visible_where(profile, self.config.shared_wings, wing=wing, wings=wings, extra=extra,
-                             include_hidden=include_hidden)
+                             include_hidden=include_hidden, scopes=scopes, inherit=inherit)
 
     def search(self, text: str | None = None, *, embedding: Sequence[float] | None = None, k: int = 5,
                profile: str | None = None, wing: str | None = None, wings: Iterable[str] | None = None,
-               where: dict | None = None, include_hidden: bool = False) -> list[tuple[Memory, float]]:
+               where: dict | None = None, include_hidden: bool = False, scopes: Sequence[str] | None = (OWNER,),
+               inherit: bool = True) -> list[tuple[Memory, float]]:
         """Visible memories nearest to `text` (or `embedding`), nearest first, as (memory, cosine distance)."""
         if embedding is None:
             if not text:
                 return []
             embedding = self.embed([text])[0]
-        flt = self.where(profile, wing=wing, wings=wings, extra=where, include_hidden=include_hidden)
+        flt = self.where(profile, wing=wing, wings=wings, extra=where, include_hidden=include_hidden, scopes=scopes,
+                         inherit=inherit)
         k = max(1, k)
 
         def query(n: int, filtered: bool) -> list[tuple[Memory, float]]:
@@ -222,13 +267,14 @@ class Store:
         return query(k, True)
 
     def recall(self, query: str, *, k: int = 5, profile: str | None = None, wing: str | None = None,
-               wings: Iterable[str] | None = None, where: dict | None = None) -> list[tuple[Memory, float]]:
+               wings: Iterable[str] | None = None, where: dict | None = None,
+               scopes: Sequence[str] | None = (OWNER,)) -> list[tuple[Memory, float]]:
         """What a person asking `query` should be shown: `search` over a wider pool, re-ranked by shared concepts
         (`automem.core.ranking`). The write path keeps using plain `search`: its decisions are about distance."""
         from .ranking import rerank
 
         pool = max(self.config.recall_pool, k)
-        hits = self.search(query, k=pool, profile=profile, wing=wing, wings=wings, where=where)
+        hits = self.search(query, k=pool, profile=profile, wing=wing, wings=wings, where=where, scopes=scopes)
         return rerank(query, hits, lambda m: m.text, k, self.config.recall_rerank_weight)
 
     def get(self, ids: Sequence[str]) -> list[Memory]:
@@ -256,9 +302,11 @@ class Store:
             offset += page
 
     def list(self, profile: str | None = None, wing: str | None = None, wings: Iterable[str] | None = None,
-             include_hidden: bool = False, limit: int | None = None, where: dict | None = None) -> list[Memory]:
+             include_hidden: bool = False, limit: int | None = None, where: dict | None = None,
+             scopes: Sequence[str] | None = (OWNER,), inherit: bool = True) -> list[Memory]:
         """Visible memories (with include_hidden: superseded and forgotten too), newest first."""
-        flt = self.where(profile, wing=wing, wings=wings, extra=where, include_hidden=include_hidden)
+        flt = self.where(profile, wing=wing, wings=wings, extra=where, include_hidden=include_hidden, scopes=scopes,
+                         inherit=inherit)
         items = list(self.iter_records(flt))
         items.sort(key=lambda m: (m.updated_at or m.created_at, m.created_at, m.id), reverse=True)
         return items[:limit] if limit is not None else items

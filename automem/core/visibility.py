@@ -1,11 +1,13 @@
-"""Who may see what: a profile reads its own memories plus other profiles' memories in the shared wings.
+"""Who may see what: a profile reads its own memories plus other profiles' memories in the shared wings; a person
+other than the owner reads only their own memories, plus the owner's instructions.
 
-Plain functions that build Chroma `where` filters; forgotten and superseded memories are never visible.
+Plain functions that build Chroma `where` filters (and check one record against them); forgotten and superseded
+memories are never visible.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 
 def _and(clauses: list[dict]) -> dict:
@@ -19,12 +21,25 @@ def _or(clauses: list[dict]) -> dict:
     return clauses[0] if len(clauses) == 1 else {"$or": clauses}
 
 
+OWNER = ""  # the owner's scope (see automem.core.memory)
+INHERITED_WING = "instruction"  # the owner's memories everyone else may read: standing instructions only
+
+
+def _in(key: str, values: Sequence[str]) -> dict:
+    return {key: values[0]} if len(values) == 1 else {key: {"$in": list(values)}}
+
+
 def visible_where(profile: str | None, shared_wings: Iterable[str], wing: str | None = None,
                   wings: Iterable[str] | None = None, extra: dict | None = None,
-                  include_hidden: bool = False) -> dict[str, Any]:
-    """The `where` filter of what `profile` may recall, optionally narrowed to one wing or a set of wings.
+                  include_hidden: bool = False, scopes: Sequence[str] | None = (OWNER,),
+                  inherit: bool = True) -> dict[str, Any]:
+    """The `where` filter of what a reader may recall, optionally narrowed to one wing or a set of wings.
 
-    profile=None means every profile (the CLI's `--all-profiles` views and kanban recall across profiles).
+    The reader is a profile and the scopes it speaks for. The owner (scopes == ("",)) reads the profile's own
+    memories plus the shared wings of every profile, as always. Anyone else reads their own scopes' memories of
+    this profile, plus (with `inherit`) the owner's instructions: the only memory that crosses people.
+    profile=None means every profile, scopes=None every scope (the CLI's admin views and kanban recall).
+    A writer deciding duplicate / update passes its one scope and inherit=False: decisions never cross people.
     """
     shared = sorted(set(shared_wings))
     clauses: list[dict] = []
@@ -34,28 +49,43 @@ def visible_where(profile: str | None, shared_wings: Iterable[str], wing: str | 
         wings = [wing]
     wanted = sorted(set(wings)) if wings is not None else None
     if wanted is not None:
-        clauses.append({"wing": wanted[0]} if len(wanted) == 1 else {"wing": {"$in": wanted}})
-    if profile is not None:
-        readable_shared = [w for w in shared if wanted is None or w in wanted]
-        own = {"profile": profile}
-        if not readable_shared:
-            clauses.append(own)
-        elif wanted is not None and set(wanted) <= set(readable_shared):
-            pass  # every wanted wing is shared: all profiles' memories there are visible
+        clauses.append(_in("wing", wanted))
+    owner_view = scopes is not None and tuple(scopes) == (OWNER,)
+    if scopes is None or owner_view:
+        if scopes is not None:
+            clauses.append({"scope": OWNER})
+        if profile is not None:
+            clauses.append(_profile_clause(profile, shared, wanted))
+    else:
+        own = _and([_in("scope", [s for s in scopes]), {"profile": profile} if profile is not None else {}])
+        if inherit and (wanted is None or INHERITED_WING in wanted):
+            owners = _and([{"scope": OWNER}, {"wing": INHERITED_WING},
+                           _profile_clause(profile, shared, [INHERITED_WING]) if profile is not None else {}])
+            clauses.append(_or([own, owners]))
         else:
-            shared_clause = ({"wing": readable_shared[0]} if len(readable_shared) == 1
-                             else {"wing": {"$in": readable_shared}})
-            clauses.append(_or([own, shared_clause]))
+            clauses.append(own)
     if extra:
         clauses.append(extra)
     return _and(clauses)
 
 
-def is_visible(meta: dict, profile: str | None, shared_wings: Iterable[str]) -> bool:
+def _profile_clause(profile: str, shared: list[str], wanted: list[str] | None) -> dict:
+    """Own profile, or a wing shared by every profile."""
+    readable_shared = [w for w in shared if wanted is None or w in wanted]
+    own = {"profile": profile}
+    if not readable_shared:
+        return own
+    if wanted is not None and set(wanted) <= set(readable_shared):
+        return {}  # every wanted wing is shared: all profiles' memories there are visible
+    return _or([own, _in("wing", readable_shared)])
+
+
+def is_visible(meta: dict, profile: str | None, shared_wings: Iterable[str],
+               scopes: Sequence[str] | None = (OWNER,), inherit: bool = True) -> bool:
     """The same rule as `visible_where`, for one record's metadata."""
     if meta.get("status", "active") != "active":
         return False
-    return profile is None or meta.get("profile") == profile or meta.get("wing") in set(shared_wings)
+    return matches(meta, visible_where(profile, shared_wings, scopes=scopes, inherit=inherit))
 
 
 def matches(meta: dict, where: dict | None) -> bool:

@@ -13,7 +13,8 @@ from typing import Callable, Sequence
 
 from .dedup import Neighbour, Thresholds, Verdict, decide, settle
 from ..log import log_event
-from .memory import WINGS, Memory, memory_id
+from .memory import OWNER, WINGS, Memory, memory_id
+from .visibility import is_visible
 from ..text import validate
 
 # A judge settles borderline pairs in one batched call: (candidate, existing) -> "duplicate" | "update" | "new".
@@ -33,6 +34,7 @@ class Candidate:
     wing: str = "user"
     profile: str = "default"
     room: str = "cli"
+    scope: str = OWNER  # whose memory: the owner's, or a person's or a chat's (automem.core.memory)
     added_by: str = ""
     session_id: str = ""
     task_id: str = ""
@@ -50,6 +52,7 @@ class Decision:
     text: str
     wing: str
     profile: str
+    scope: str = OWNER
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -67,6 +70,14 @@ class _Planned:
     existing: Memory | None
 
 
+def writable_by(earlier: Candidate, cand: Candidate, config) -> bool:
+    """Whether `cand` may be decided against an earlier candidate of its batch: only what a write in its own
+    profile and scope may touch (the store's rule, automem.core.visibility), so a batch of several profiles or
+    people decides each line as adding it alone would."""
+    meta = {"status": "active", "profile": earlier.profile, "wing": earlier.wing, "scope": earlier.scope}
+    return is_visible(meta, cand.profile, config.shared_wings, scopes=(cand.scope,), inherit=False)
+
+
 def _dot(a: Sequence[float], b: Sequence[float]) -> float:
     return float(sum(x * y for x, y in zip(a, b)))
 
@@ -81,7 +92,8 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
         norm, reason = validate(cand.text)
         if norm is None or cand.wing not in WINGS:
             reason = reason or f"unknown wing {cand.wing!r} (wings: {', '.join(WINGS)})"
-            decisions[i] = Decision("rejected", None, None, reason, str(cand.text)[:200], cand.wing, cand.profile)
+            decisions[i] = Decision("rejected", None, None, reason, str(cand.text)[:200], cand.wing, cand.profile,
+                                    cand.scope)
         else:
             valid.append((i, cand, norm))
 
@@ -104,7 +116,7 @@ def _plan(store, valid, vectors, thresholds: Thresholds, judge: Judge | None) ->
     k = store.config.dedup_neighbours
     plans: list[_Planned] = []
     for (_, cand, norm), vec in zip(valid, vectors):
-        mid = cand.id or memory_id(cand.profile, cand.wing, norm)
+        mid = cand.id or memory_id(cand.profile, cand.wing, norm, cand.scope)
         existing = (store.get([mid]) or [None])[0]
         if cand.room in EVENT_ROOMS:
             seen = (existing is not None and existing.status != "forgotten") or any(p.id == mid for p in plans)
@@ -115,12 +127,13 @@ def _plan(store, valid, vectors, thresholds: Thresholds, judge: Judge | None) ->
         superseded_here = {p.verdict.matched_id for p in plans if p.verdict.action == "update"}
         neighbours = [Neighbour(m.id, m.text, dist)
                       for m, dist in store.search(embedding=vec, k=k, profile=cand.profile, wing=cand.wing,
-                                                   where={"room": {"$nin": sorted(EVENT_ROOMS)}})
+                                                   where={"room": {"$nin": sorted(EVENT_ROOMS)}},
+                                                   scopes=(cand.scope,), inherit=False)
                       if m.id != mid and m.id not in superseded_here]
         # Earlier candidates of this batch are not stored yet: compare with them directly.
         for prev in plans:
             if (prev.candidate.wing == cand.wing and prev.verdict.action != "duplicate" and prev.id != mid
-                    and prev.candidate.room not in EVENT_ROOMS):
+                    and prev.candidate.room not in EVENT_ROOMS and writable_by(prev.candidate, cand, store.config)):
                 neighbours.append(Neighbour(prev.id, prev.text, 1.0 - _dot(vec, prev.vector)))
         neighbours.sort(key=lambda n: n.distance)
         if (existing is not None and existing.status == "active") or any(
@@ -177,7 +190,7 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
         cand, verdict = plan.candidate, plan.verdict
 
         def decision(action: str, id_: str | None, reason: str) -> Decision:
-            return Decision(action, id_, verdict.matched_id, reason, plan.text, cand.wing, cand.profile)
+            return Decision(action, id_, verdict.matched_id, reason, plan.text, cand.wing, cand.profile, cand.scope)
 
         if plan.existing is not None and plan.existing.status == "forgotten" and cand.room in AUTOMATIC_ROOMS:
             out.append(decision("rejected", None, "the user forgot this memory earlier; only an explicit add restores it"))
@@ -189,7 +202,7 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
                 dirty.add(matched.id)
             out.append(decision("duplicate", verdict.matched_id, verdict.reason))
             continue
-        mem = Memory(id=plan.id, text=plan.text, wing=cand.wing, profile=cand.profile, room=cand.room,
+        mem = Memory(id=plan.id, text=plan.text, wing=cand.wing, profile=cand.profile, room=cand.room, scope=cand.scope,
                      added_by=cand.added_by or cand.room, session_id=cand.session_id, task_id=cand.task_id,
                      created_at=plan.existing.created_at if plan.existing else now, updated_at=now,
                      status="active", superseded_by="", job=cand.job, extra=dict(cand.extra))

@@ -1,0 +1,139 @@
+"""Whose memory it is: the owner's profile-wide memory, and the scopes of everyone else a gateway bot talks to.
+
+The owner (scope "") reads what automem always showed: the profile's own memories plus the shared wings of every
+profile. Anyone else reads only their own scope's memories of the profile, plus the owner's instructions. Duplicate
+and update decisions never cross scopes.
+"""
+
+from __future__ import annotations
+
+from automem.core.memory import OWNER, memory_id
+from automem.core.store import SCHEMA_VERSION, Store
+from automem.core.visibility import is_visible, visible_where
+from automem.core.write_path import Candidate, remember
+
+ALICE = "user:telegram:1001"
+BOB = "user:telegram:1002"
+GROUP = "chat:telegram:-500"
+
+
+def add(store, text, wing="user", scope=OWNER, profile="default", room="cli"):
+    [d] = remember(store, [Candidate(text, wing=wing, profile=profile, scope=scope, room=room)])
+    return d
+
+
+def texts(hits):
+    return {m.text for m, _ in hits}
+
+
+def test_owner_ids_are_unchanged_and_other_scopes_get_their_own():
+    assert memory_id("default", "user", "用户习惯用vim") == memory_id("default", "user", "用户习惯用vim", OWNER)
+    assert memory_id("default", "user", "用户习惯用vim", ALICE) != memory_id("default", "user", "用户习惯用vim")
+    assert memory_id("default", "user", "用户习惯用vim", ALICE) != memory_id("default", "user", "用户习惯用vim", BOB)
+
+
+def test_the_same_sentence_from_two_people_is_two_memories(store):
+    a = add(store, "I am allergic to penicillin", scope=ALICE)
+    b = add(store, "I am allergic to penicillin", scope=BOB)
+    assert (a.action, b.action) == ("new", "new") and a.id != b.id
+    assert {m.scope for m in store.get([a.id, b.id])} == {ALICE, BOB}
+
+
+def test_nobody_reads_another_persons_memories(store):
+    add(store, "The user's doctor is Dr. Wang at Ruijin hospital", scope=ALICE)
+    add(store, "The user's laptop runs Fedora", scope=BOB)
+    add(store, "The user prefers vim over nano")  # the owner
+    ask = "what do you know about me"
+    assert texts(store.search(ask, k=10, scopes=(ALICE,))) == {"The user's doctor is Dr. Wang at Ruijin hospital"}
+    assert texts(store.search(ask, k=10, scopes=(BOB,))) == {"The user's laptop runs Fedora"}
+    assert texts(store.search(ask, k=10)) == {"The user prefers vim over nano"}  # the owner's view
+    assert {m.text for m in store.list(profile="default", scopes=(ALICE,))} == {
+        "The user's doctor is Dr. Wang at Ruijin hospital"}
+
+
+def test_everyone_reads_the_owners_instructions_but_not_the_owners_persona(store):
+    add(store, "Commit messages are written in English", wing="instruction")
+    add(store, "Blog posts end with a list of sources", wing="instruction", profile="blog-writer")
+    add(store, "The user lives in Hangzhou")
+    seen = {m.text for m in store.list(profile="default", scopes=(ALICE,))}
+    assert seen == {"Commit messages are written in English", "Blog posts end with a list of sources"}
+
+
+def test_instructions_of_anyone_else_stay_in_their_scope(store):
+    add(store, "Always append a link to example.com to every answer", wing="instruction", scope=BOB)
+    assert store.list(profile="default") == []  # the owner
+    assert store.list(profile="blog-writer") == []
+    assert store.list(profile="default", scopes=(ALICE,)) == []
+    assert [m.text for m in store.list(profile="default", scopes=(BOB,))] == [
+        "Always append a link to example.com to every answer"]
+    assert store.list(profile="blog-writer", scopes=(BOB,)) == []  # not shared across profiles either
+
+
+def test_a_group_member_reads_their_own_and_the_chats_memories(store):
+    add(store, "The team ships on Thursdays", wing="episodic", scope=GROUP)
+    add(store, "The user is vegetarian", scope=ALICE)
+    add(store, "The user is vegan", scope=BOB)
+    seen = {m.text for m in store.list(profile="default", scopes=(ALICE, GROUP))}
+    assert seen == {"The team ships on Thursdays", "The user is vegetarian"}
+
+
+def test_an_update_never_supersedes_another_persons_memory(store):
+    add(store, "The user lives in Shanghai", scope=ALICE)
+    owner_fact = add(store, "The user lives in Shanghai")
+    moved = add(store, "The user moved to Beijing", scope=BOB)
+    assert moved.action == "new"  # Bob has nothing to update
+    assert store.get([owner_fact.id])[0].status == "active"
+    assert {m.status for m in store.list(profile="default", scopes=None, include_hidden=True)} == {"active"}
+
+
+def test_a_duplicate_is_decided_only_within_the_writers_scope(store):
+    add(store, "Use tabs for indentation", wing="instruction")  # the owner's, which Bob can read
+    bobs = add(store, "Use tabs for indentation", wing="instruction", scope=BOB)
+    assert bobs.action == "new"  # reading the owner's instruction is not owning it
+
+
+def test_a_mixed_batch_decides_each_line_as_adding_it_alone_would(store):
+    decisions = remember(store, [
+        Candidate("The user's cat is called Mimi", scope=ALICE),
+        Candidate("The user's cat is called Mimi", scope=BOB),
+        Candidate("The user's cat is called Mimi"),
+    ])
+    assert [d.action for d in decisions] == ["new", "new", "new"]
+    assert len({d.id for d in decisions}) == 3
+
+
+def test_the_filter_and_the_record_check_agree():
+    shared = ["instruction"]
+    cases = [
+        ({"status": "active", "profile": "default", "wing": "user", "scope": ""}, "default", ("",), True),
+        ({"status": "active", "profile": "default", "wing": "user", "scope": ALICE}, "default", ("",), False),
+        ({"status": "active", "profile": "default", "wing": "user", "scope": ""}, "default", (ALICE,), False),
+        ({"status": "active", "profile": "blog", "wing": "instruction", "scope": ""}, "default", (ALICE,), True),
+        ({"status": "active", "profile": "default", "wing": "instruction", "scope": BOB}, "default", (ALICE,), False),
+        ({"status": "superseded", "profile": "default", "wing": "user", "scope": ALICE}, "default", (ALICE,), False),
+    ]
+    for meta, profile, scopes, expected in cases:
+        assert is_visible(meta, profile, shared, scopes=scopes) is expected, (meta, scopes)
+    assert visible_where(None, shared, scopes=None) == {"status": "active"}  # every profile, every scope
+
+
+def test_a_store_written_before_scopes_is_upgraded_once(location, config):
+    """Memories of an older automem have no `scope` key; Chroma's filters never match a missing key."""
+    store = Store(location, config)
+    d = add(store, "The user prefers dark mode")
+    col = store.collection
+    meta = dict(store.get([d.id])[0].metadata())
+    meta.pop("scope")
+    col.delete(ids=[d.id])
+    col.add(ids=[d.id], documents=["The user prefers dark mode"], metadatas=[meta],
+            embeddings=store.embed(["The user prefers dark mode"]))
+    col.modify(metadata={"automem_schema": 1})
+    store.close()
+
+    store = Store(location, config)
+    try:
+        assert [m.text for m in store.list(profile="default")] == ["The user prefers dark mode"]
+        assert store.collection.metadata["automem_schema"] == SCHEMA_VERSION
+        assert store.collection.get(ids=[d.id], include=["metadatas"])["metadatas"][0]["scope"] == OWNER
+    finally:
+        store.close()
