@@ -57,6 +57,16 @@ class Context:
     def profile(self) -> str:
         return self.location.profile
 
+    @property
+    def scope(self) -> str:
+        """The --user scope ("" for the owner)."""
+        from .hermes.gateway import user_scope_of
+
+        try:
+            return user_scope_of(self.args.user or "")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
     def emit(self, obj: Any, human: str | None = None) -> None:
         """One JSON object with --json, else the human line(s)."""
         if self.args.json:
@@ -84,6 +94,9 @@ def _common() -> argparse.ArgumentParser:
                    help="Hermes home (default: $HERMES_HOME, else ~/.hermes); a profile's home selects that profile")
     g.add_argument("--profile", metavar="NAME", default=None,
                    help="profile to act as (default: the one the home points at, else `default`)")
+    g.add_argument("--user", metavar="WHO", default=None,
+                   help="whose memories: a gateway user as <platform>:<user id> (e.g. telegram:123456789), a chat "
+                        "as chat:<platform>:<chat id>, or owner (the default: the owner's profile-wide memory)")
     g.add_argument("--json", action="store_true", help="machine output: one JSON object (per line for streams)")
     return common
 
@@ -112,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--wing", choices=("user", "episodic", "instruction"))
     p.add_argument("--all", action="store_true", help="also superseded and forgotten ones")
     p.add_argument("--all-profiles", action="store_true", help="every profile's memories, not just visible ones")
+    p.add_argument("--all-users", action="store_true", help="every person's and chat's memories, not just --user's")
     p.add_argument("--limit", type=int, default=None)
 
     p = add("forget", "mark memories forgotten (never recalled again; kept for list --all and export)")
@@ -207,9 +221,10 @@ def cmd_add(args, ctx: Context) -> int:
                 raise UsageError(f"{args.file}:{n}: needs a string field \"text\"")
             wing = obj.get("wing", args.wing)
             cands.append(Candidate(text=obj["text"], wing=wing, profile=obj.get("profile") or ctx.profile,
-                                   room="cli", added_by="cli"))
+                                   room="cli", added_by="cli", scope=ctx.scope))
     else:
-        cands = [Candidate(text=args.text, wing=args.wing, profile=ctx.profile, room="cli", added_by="cli")]
+        cands = [Candidate(text=args.text, wing=args.wing, profile=ctx.profile, room="cli", added_by="cli",
+                           scope=ctx.scope)]
     decisions = remember(ctx.store, cands)
     for d in decisions:
         _print_decision(ctx, d)
@@ -219,14 +234,15 @@ def cmd_add(args, ctx: Context) -> int:
 def _memory_line(m, distance: float | None = None) -> str:
     dist = f"{distance:.3f} " if distance is not None else ""
     status = "" if m.status == "active" else f" ({m.status})"
-    return f"{dist}{m.id}  [{m.wing}/{m.profile}] {m.text}{status}"
+    who = f"/{m.scope}" if m.scope else ""
+    return f"{dist}{m.id}  [{m.wing}/{m.profile}{who}] {m.text}{status}"
 
 
 @command("search")
 def cmd_search(args, ctx: Context) -> int:
     if args.k < 1:
         raise UsageError("-k must be at least 1")
-    hits = ctx.store.recall(args.query, k=args.k, profile=ctx.profile, wing=args.wing)
+    hits = ctx.store.recall(args.query, k=args.k, profile=ctx.profile, wing=args.wing, scopes=(ctx.scope,))
     for m, dist in hits:
         ctx.emit({**m.to_json(), "distance": round(dist, 4)}, _memory_line(m, dist))
     if not hits and not args.json:
@@ -237,7 +253,8 @@ def cmd_search(args, ctx: Context) -> int:
 @command("list")
 def cmd_list(args, ctx: Context) -> int:
     profile = None if args.all_profiles else ctx.profile
-    items = ctx.store.list(profile=profile, wing=args.wing, include_hidden=args.all, limit=args.limit)
+    scopes = None if args.all_users else (ctx.scope,)
+    items = ctx.store.list(profile=profile, wing=args.wing, include_hidden=args.all, limit=args.limit, scopes=scopes)
     for m in items:
         ctx.emit(m.to_json(), _memory_line(m))
     return 0
@@ -245,10 +262,15 @@ def cmd_list(args, ctx: Context) -> int:
 
 @command("forget")
 def cmd_forget(args, ctx: Context) -> int:
-    found = {m.id for m in ctx.store.get(args.ids)}
+    found = {m.id: m for m in ctx.store.get(args.ids)}
     missing = [i for i in args.ids if i not in found]
     if missing:
         raise UsageError(f"no memory with id {', '.join(missing)} (see `automem list --all`)")
+    if args.user is not None:
+        others = [i for i in args.ids if found[i].scope != ctx.scope]
+        if others:
+            raise UsageError(f"{', '.join(others)} not in --user {args.user}'s memories (leave out --user to "
+                             f"forget any memory)")
     changed = set(ctx.store.forget(args.ids))
     for i in args.ids:
         state = "forgotten" if i in changed else "already forgotten"

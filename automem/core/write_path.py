@@ -15,7 +15,7 @@ from .dedup import Neighbour, Thresholds, Verdict, decide, settle
 from ..log import log_event
 from .memory import OWNER, WINGS, Memory, memory_id
 from .visibility import is_visible
-from ..text import validate
+from ..text import looks_like_injection, validate
 
 # A judge settles borderline pairs in one batched call: (candidate, existing) -> "duplicate" | "update" | "new".
 Judge = Callable[[list[tuple[str, str]]], list[str]]
@@ -26,6 +26,9 @@ AUTOMATIC_ROOMS = frozenset({"auto-extract", "kanban", "builtin-mirror"})
 # only of the same event, never of a similar text, and other memories are never judged duplicates or updates of one
 # (two tasks with similar summaries are two tasks; an extracted fact must not supersede a board record).
 EVENT_ROOMS = frozenset({"kanban"})
+# What the owner typed on purpose (`automem add`, `automem import`). Everything else came through a conversation,
+# so text in it that orders the model to drop its instructions is not stored.
+EXPLICIT_ROOMS = frozenset({"cli", "import"})
 
 
 @dataclass
@@ -90,6 +93,8 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
     valid: list[tuple[int, Candidate, str]] = []
     for i, cand in enumerate(candidates):
         norm, reason = validate(cand.text)
+        if norm is not None and cand.room not in EXPLICIT_ROOMS and looks_like_injection(norm):
+            norm, reason = None, "reads as an order to the model to drop its instructions (prompt injection)"
         if norm is None or cand.wing not in WINGS:
             reason = reason or f"unknown wing {cand.wing!r} (wings: {', '.join(WINGS)})"
             decisions[i] = Decision("rejected", None, None, reason, str(cand.text)[:200], cand.wing, cand.profile,

@@ -29,6 +29,7 @@ from .spool import (BackgroundDrainer, DrainReport, Job, drain_single, enqueue_j
                     job_path, process_one, spawn_detached_drainer as _spawn, write_atomic)
 from .spool import drain as _drain
 from .transcript import Transcript, prepare_with
+from ..core.identity import OWNER_IDENTITY, Identity
 
 KNOWN_WINGS = ("user", "instruction")
 KNOWN_QUERY_MESSAGES = 8  # P2 looks up neighbours of this many of the newest user messages
@@ -38,47 +39,63 @@ ANSWER_PREVIEW_CHARS = 300
 
 
 # -- enqueue (the hook's cost) ---------------------------------------------------------------------------------
-def make_job(messages: Sequence[Any], location: Location, config: Config, *, session_id: str = "",
-             task_id: str = "", origin: str = "hermes") -> Job | None:
-    """The job for a transcript, or None when the seed's rules say there is nothing to extract."""
-    transcript = prepare_with(messages, config)
-    if transcript is None:
-        return None
-    data = transcript.to_json()
-    return Job(id=job_id(location.profile, session_id, data), profile=location.profile, transcript=data,
-               session_id=session_id, task_id=task_id, origin=origin, created_at=time.time())
+def make_jobs(messages: Sequence[Any], location: Location, config: Config, *, session_id: str = "",
+              task_id: str = "", origin: str = "hermes", identity: Identity = OWNER_IDENTITY) -> list[Job]:
+    """One job per window of the transcript ([] when the seed's rules say there is nothing to extract)."""
+    who = {} if identity == OWNER_IDENTITY else identity.to_json()
+    jobs = []
+    for transcript in prepare_with(messages, config):
+        data = transcript.to_json()
+        jobs.append(Job(id=job_id(location.profile, session_id, data, who), profile=location.profile,
+                        transcript=data, session_id=session_id, task_id=task_id, origin=origin,
+                        created_at=time.time(), identity=who))
+    return jobs
+
+
+def make_job(messages: Sequence[Any], location: Location, config: Config, **kwargs) -> Job | None:
+    """The job for a transcript short enough to be one window (the last window otherwise), or None."""
+    jobs = make_jobs(messages, location, config, **kwargs)
+    return jobs[-1] if jobs else None
 
 
 def _origin_of(source: str) -> str:
     return "cli" if source in ("cli", "extract") else "hermes"
 
 
-def enqueue(location: Location, messages: Sequence[Any], *, session_id: str = "", task_id: str = "",
-            source: str = "hermes", config: Config | None = None, origin: str | None = None) -> str | None:
-    """Write the session's extraction job to the spool (idempotent per profile + session + content).
-
-    Returns the job id, or None when the transcript is too short. Never raises: this runs inside Hermes' hooks.
-    """
+def enqueue_windows(location: Location, messages: Sequence[Any], *, session_id: str = "", task_id: str = "",
+                    source: str = "hermes", config: Config | None = None, origin: str | None = None,
+                    identity: Identity = OWNER_IDENTITY) -> list[str]:
+    """Write the extraction jobs of these messages to the spool, one per window (idempotent per profile +
+    session + content + person). Returns the job ids ([] when there is too little to extract).
+    Never raises: this runs inside Hermes' hooks."""
     try:
         config = config or load_config(location)
-        job = make_job(messages, location, config, session_id=session_id, task_id=task_id,
-                       origin=origin or _origin_of(source))
-        if job is None:
+        jobs = make_jobs(messages, location, config, session_id=session_id, task_id=task_id,
+                         origin=origin or _origin_of(source), identity=identity)
+        if not jobs:
             log_event(location, "job_skipped", session_id=session_id, source=source,
                       reason=f"fewer than {config.transcript_min_messages} user/assistant messages")
-            return None
-        created = enqueue_job(location, job)
-        log_event(location, "job_enqueued", job=job.id, session_id=session_id, source=source, new=created,
-                  messages=len(job.transcript))
-        return job.id
+            return []
+        for job in jobs:
+            created = enqueue_job(location, job)
+            log_event(location, "job_enqueued", job=job.id, session_id=session_id, source=source, new=created,
+                      messages=len(job.transcript), windows=len(jobs), scope=identity.why)
+        return [job.id for job in jobs]
     except Exception as exc:  # noqa: BLE001 - never a traceback into Hermes; say what was not saved
         log_event(location, "enqueue_failed", session_id=session_id, source=source,
                   error=f"{exc.__class__.__name__}: {exc}", messages=len(messages or []))
-        return None
+        return []
+
+
+def enqueue(location: Location, messages: Sequence[Any], **kwargs) -> str | None:
+    """`enqueue_windows` for callers that want one id: the last window's job (None when nothing to extract)."""
+    ids = enqueue_windows(location, messages, **kwargs)
+    return ids[-1] if ids else None
 
 
 # -- P2 ----------------------------------------------------------------------------------------------------------
-def known_memories(store: Any, transcript: Transcript, profile: str, config: Config) -> list[str]:
+def known_memories(store: Any, transcript: Transcript, profile: str, config: Config,
+                   scopes: Sequence[str] = ("",)) -> list[str]:
     """The memories the model is told it already knows: the visible user/instruction memories most similar to the
     newest user messages, then the newest ones, within known_max_items / known_max_chars."""
     queries = transcript.user_texts()[-KNOWN_QUERY_MESSAGES:] or [transcript.text[-1000:]]
@@ -86,11 +103,13 @@ def known_memories(store: Any, transcript: Transcript, profile: str, config: Con
     try:
         vectors = store.embed(queries)
         for vec in vectors:
-            for mem, dist in store.search(embedding=vec, k=KNOWN_NEIGHBOURS, profile=profile, wings=KNOWN_WINGS):
+            for mem, dist in store.search(embedding=vec, k=KNOWN_NEIGHBOURS, profile=profile, wings=KNOWN_WINGS,
+                                          scopes=scopes):
                 if mem.id not in ranked or dist < ranked[mem.id][0]:
                     ranked[mem.id] = (dist, mem.text)
         similar = [text for _, text in sorted(ranked.values())]
-        newest = [m.text for m in store.list(profile=profile, wings=KNOWN_WINGS, limit=config.known_max_items)]
+        newest = [m.text for m in store.list(profile=profile, wings=KNOWN_WINGS, limit=config.known_max_items,
+                                             scopes=scopes)]
     except AutomemError:
         raise
     except Exception as exc:  # an empty or new store: nothing known yet
@@ -198,12 +217,17 @@ class Pipeline:
         backend = self.backend_for(job)
         store = self.store
         start = time.monotonic()
-        known = known_memories(store, transcript, job.profile, config) if backend.name != "rules" else []
+        identity = Identity.from_json(job.identity)
+        known = (known_memories(store, transcript, job.profile, config, identity.reads)
+                 if backend.name != "rules" else [])
         details["p2_ms"] = round((time.monotonic() - start) * 1000, 1)
         pairs = extract_candidates(transcript, known, backend, config, details)
-        candidates = [Candidate(text=text, wing=WING_OF_CATEGORY.get(cat, "user"), profile=job.profile,
-                                room="auto-extract", added_by="auto-extract", session_id=job.session_id,
-                                task_id=job.task_id, job=job.id) for cat, text in pairs]
+        candidates = []
+        for cat, text in pairs:
+            wing = WING_OF_CATEGORY.get(cat, "user")
+            candidates.append(Candidate(text=text, wing=wing, profile=job.profile, scope=identity.scope_for(wing),
+                                        room="auto-extract", added_by="auto-extract", session_id=job.session_id,
+                                        task_id=job.task_id, job=job.id))
         decisions = remember(store, candidates, judge=make_judge(backend, details)) if candidates else []
         details["decisions"] = [d.to_json() for d in decisions]
         return decisions
@@ -225,40 +249,50 @@ class ExtractResult:
 
 def extract_now(location: Location, messages: Sequence[Any], *, config: Config | None = None,
                 session_id: str = "", task_id: str = "", origin: str = "cli", store: Any = None,
-                backend: Any = None) -> ExtractResult:
+                backend: Any = None, identity: Identity = OWNER_IDENTITY) -> ExtractResult:
     """Run the whole pipeline on `messages` now, through the spool (even when this content was extracted before:
-    an explicit request runs again, and the write path keeps it from adding copies)."""
+    an explicit request runs again, and the write path keeps it from adding copies). A transcript longer than
+    one window is several jobs, run in order; the result sums them."""
     config = config or load_config(location)
-    job = make_job(messages, location, config, session_id=session_id, task_id=task_id, origin=origin)
-    if job is None:
+    jobs = make_jobs(messages, location, config, session_id=session_id, task_id=task_id, origin=origin,
+                     identity=identity)
+    if not jobs:
         return ExtractResult(None, "skipped", error=f"fewer than {config.transcript_min_messages} user/assistant "
                                                     f"messages with text: nothing to extract")
-    from .spool import ensure_spool
+    from .spool import ensure_spool, read_job
 
     ensure_spool(location)
-    existing = job_path(location, job.id)
-    if not existing.exists():
-        if is_done(location, job.id):
-            (location.spool_dir / ".done" / job.id).unlink(missing_ok=True)
-        if not enqueue_job(location, job):  # a dead job of the same content: run it again, fresh
-            write_atomic(existing, job.to_json())
-    else:  # pending (maybe backing off): run it now
-        from .spool import read_job
-
-        pending = read_job(existing) or job
-        pending.attempts, pending.next_attempt_at = 0, 0.0
-        write_atomic(existing, pending.to_json())
     pipeline = Pipeline(location, config, store=store, backend=backend)
     report = DrainReport()
+    statuses: list[str] = []
     try:
-        status = process_one(location, config, job, pipeline.process, report=report)
+        for job in jobs:
+            existing = job_path(location, job.id)
+            if not existing.exists():
+                if is_done(location, job.id):
+                    (location.spool_dir / ".done" / job.id).unlink(missing_ok=True)
+                if not enqueue_job(location, job):  # a dead job of the same content: run it again, fresh
+                    write_atomic(existing, job.to_json())
+            else:  # pending (maybe backing off): run it now
+                pending = read_job(existing) or job
+                pending.attempts, pending.next_attempt_at = 0, 0.0
+                write_atomic(existing, pending.to_json())
+            statuses.append(process_one(location, config, job, pipeline.process, report=report))
     finally:
         pipeline.close()
-    record = report.jobs[-1] if report.jobs else {}
-    decisions = record.get("decisions", [])
+    records = report.jobs
+    details = dict(records[-1]) if records else {}
+    if len(records) > 1:
+        details["windows"] = len(records)
+        for key in ("prompt_tokens", "completion_tokens"):
+            details[key] = sum(int(r.get(key) or 0) for r in records)
+        details["candidates"] = [c for r in records for c in (r.get("candidates") or [])]
+    decisions = [d for r in records for d in (r.get("decisions") or [])]
+    status = next((s for s in ("dead", "retry", "locked") if s in statuses), "done")
+    error = next((r.get("error") for r in records if r.get("error")), "")
     if status == "locked":
-        return ExtractResult(job.id, "locked", error="another drainer is processing this job right now")
-    return ExtractResult(job.id, status, decisions, record, record.get("error", ""))
+        error = error or "another drainer is processing this job right now"
+    return ExtractResult(jobs[-1].id, status, decisions, details, error)
 
 
 # -- drainers ------------------------------------------------------------------------------------------------
@@ -267,6 +301,9 @@ def drain(location: Location, config: Config | None = None, *, retry_dead: bool 
           max_jobs: int | None = None) -> DrainReport | None:
     """Process the spool's due jobs now. With `single`, None when another single drainer already runs."""
     config = config or load_config(location)
+    from .progress import prune
+
+    prune(location)  # sessions not heard of for 90 days: their progress files go
     pipeline = Pipeline(location, config, store=store, backend=backend)
     try:
         kwargs = dict(retry_dead=retry_dead, profile=profile, wait_seconds=wait_seconds, max_jobs=max_jobs)

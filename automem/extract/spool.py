@@ -45,6 +45,7 @@ class Job:
     session_id: str = ""
     task_id: str = ""
     origin: str = "cli"  # hermes | cli | api: where it came from (the `auto` backend choice depends on it)
+    identity: dict = field(default_factory=dict)  # whose memories (automem.core.identity); {}: the owner's
     created_at: float = 0.0
     attempts: int = 0
     next_attempt_at: float = 0.0
@@ -61,9 +62,11 @@ class Job:
         return cls(**known)
 
 
-def job_id(profile: str, session_id: str, transcript: list) -> str:
-    """Deterministic: the same content of the same session is one job, however often it is enqueued."""
-    payload = json.dumps([profile, session_id, transcript], ensure_ascii=False, separators=(",", ":"))
+def job_id(profile: str, session_id: str, transcript: list, identity: dict | None = None) -> str:
+    """Deterministic: the same content of the same session (and person) is one job, however often it is
+    enqueued. The owner's job ids are what they always were."""
+    parts = [profile, session_id, transcript] + ([identity] if identity else [])
+    payload = json.dumps(parts, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     return "j_" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
 
 

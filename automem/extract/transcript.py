@@ -105,9 +105,8 @@ def clean_message(content: Any, message_chars: int = 500) -> str:
     return text[:message_chars].rstrip()
 
 
-def prepare(messages: Iterable[Any], message_chars: int = 500, max_chars: int = 4000,
-            min_messages: int = 2) -> Transcript | None:
-    """The seed's transcript rules plus automem's: None when there is too little to extract from."""
+def clean_messages(messages: Iterable[Any], message_chars: int = 500) -> list[tuple[str, str]]:
+    """(role, text) of every user/assistant message with text left after cleaning, in order."""
     kept: list[tuple[str, str]] = []
     for msg in messages or []:
         if not isinstance(msg, dict):
@@ -118,15 +117,47 @@ def prepare(messages: Iterable[Any], message_chars: int = 500, max_chars: int = 
         text = clean_message(msg.get("content"), message_chars)
         if text:
             kept.append((role, text))
+    return kept
+
+
+def prepare(messages: Iterable[Any], message_chars: int = 500, max_chars: int = 4000,
+            min_messages: int = 2) -> Transcript | None:
+    """The seed's rules for one transcript: the newest messages within `max_chars`; None when there is too
+    little to extract from. (Extraction uses `prepare_windows`, which keeps every message.)"""
+    kept = clean_messages(messages, message_chars)
     if len(kept) < min_messages:
         return None
     return Transcript(_keep_last_chars(kept, max_chars))
 
 
-def prepare_with(messages: Iterable[Any], config: Any) -> Transcript | None:
-    """`prepare` with the limits of a Config."""
-    return prepare(messages, config.transcript_message_chars, config.transcript_max_chars,
-                   config.transcript_min_messages)
+def prepare_windows(messages: Iterable[Any], message_chars: int = 500, max_chars: int = 4000,
+                    min_messages: int = 2) -> list[Transcript]:
+    """Every message, in consecutive windows of at most `max_chars` each (one extraction job apiece): a long
+    session is extracted whole, not only its tail. [] when the messages are fewer than `min_messages`."""
+    kept = clean_messages(messages, message_chars)
+    if len(kept) < min_messages:
+        return []
+    windows: list[Transcript] = []
+    current: list[tuple[str, str]] = []
+    used = 0
+    for role, text in kept:
+        room = max_chars - len(PREFIX[role]) - len(SEPARATOR)
+        text = text[:max(1, room)]  # only when one message alone is longer than a window
+        line = len(PREFIX[role]) + len(SEPARATOR) + len(text)
+        if current and used + 1 + line > max_chars:
+            windows.append(Transcript(current))
+            current, used = [], 0
+        used += line + (1 if current else 0)
+        current.append((role, text))
+    if current:
+        windows.append(Transcript(current))
+    return windows
+
+
+def prepare_with(messages: Iterable[Any], config: Any) -> list[Transcript]:
+    """`prepare_windows` with the limits of a Config."""
+    return prepare_windows(messages, config.transcript_message_chars, config.transcript_max_chars,
+                           config.transcript_min_messages)
 
 
 def _keep_last_chars(kept: list[tuple[str, str]], max_chars: int) -> list[tuple[str, str]]:

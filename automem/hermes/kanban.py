@@ -33,7 +33,7 @@ from ..errors import AutomemError, UsageError
 from ..log import log_event
 from ..core.memory import memory_id
 from ..paths import PACKAGE_PARENT, Location, ensure_private_dir
-from ..text import SECRET_PATTERNS, normalise
+from ..text import SECRET_PATTERNS, neutralise_fences, normalise
 
 from ..text import RECALL_END, RECALL_MARKER, recall_block  # recalled context is never extracted again
 
@@ -541,13 +541,13 @@ def _date(ts: int) -> str:
 def task_line(t: PastTask, max_chars: int) -> str:
     outcome = "blocked" if t.outcome == "blocked" else "done" if t.outcome == "completed" else (t.outcome or "ended")
     head = f"- {t.task_id} ({_date(t.ended_at)}, @{t.assignee}, {outcome}) {t.title}: "
-    summary = " ".join(t.summary.split()) or "(no summary)"
+    summary = neutralise_fences(" ".join(t.summary.split())) or "(no summary)"
     return head + _cut(summary, max(20, max_chars - len(head)))
 
 
 def lesson_line(lesson: Lesson, profile: str) -> str:
     source = f" (learned by @{lesson.profile})" if lesson.profile != profile else ""
-    return f"- {lesson.text}{source}"
+    return f"- {neutralise_fences(lesson.text)}{source}"
 
 
 HEADER = ("## Relevant past kanban tasks (automem)\n"

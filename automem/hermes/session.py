@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 from ..config import Config, load_config
 from ..log import log_event
 from ..core.memory import CATEGORY_OF_WING, WING_OF_CATEGORY, WINGS
+from ..core.identity import OWNER_IDENTITY, Identity
 from ..paths import Location
 
 ROOM_TOOL = "tool"
@@ -87,7 +88,7 @@ def _dumps(obj: Any) -> str:
 
 
 # -- the tools (plain functions over a store; both plugin roles call them) ----------------------------------------
-def tool_search(store, profile: str, args: dict) -> dict:
+def tool_search(store, profile: str, args: dict, identity: Identity = OWNER_IDENTITY) -> dict:
     query = args.get("query")
     if not isinstance(query, str) or not query.strip():
         return {"error": "automem_search needs a non-empty `query` string"}
@@ -101,12 +102,12 @@ def tool_search(store, profile: str, args: dict) -> dict:
         wing = {"persona": "user"}.get(wing, wing)
         if wing not in WINGS:
             return {"error": f"`wing` must be one of {', '.join(WINGS)}"}
-    hits = store.recall(query, k=k, profile=profile, wing=wing)
+    hits = store.recall(query, k=k, profile=profile, wing=wing, scopes=identity.reads)
     return {"results": [{"id": m.id, "text": m.text, "category": m.category, "wing": m.wing, "profile": m.profile,
                          "distance": round(d, 4), "updated_at": m.updated_at} for m, d in hits]}
 
 
-def tool_remember(store, profile: str, args: dict, session_id: str = "") -> dict:
+def tool_remember(store, profile: str, args: dict, session_id: str = "", identity: Identity = OWNER_IDENTITY) -> dict:
     from ..core.write_path import Candidate, remember
 
     text, category = args.get("text"), args.get("category") or "persona"
@@ -116,13 +117,15 @@ def tool_remember(store, profile: str, args: dict, session_id: str = "") -> dict
     if not isinstance(text, str):
         return {"error": "automem_remember needs a `text` string"}
     [d] = remember(store, [Candidate(text=text, wing=wing, profile=profile, room=ROOM_TOOL, added_by="agent",
-                                     session_id=session_id)])
+                                     session_id=session_id, scope=identity.scope_for(wing))])
     out = {"decision": d.action, "id": d.id, "matched_id": d.matched_id, "reason": d.reason, "text": d.text,
            "category": CATEGORY_OF_WING.get(d.wing, d.wing)}
     return out
 
 
-def tool_forget(store, profile: str, args: dict) -> dict:
+def tool_forget(store, profile: str, args: dict, identity: Identity = OWNER_IDENTITY) -> dict:
+    """Forget memories the caller owns: its profile's, in one of the scopes it writes (never another person's,
+    never the owner's when the caller is someone else)."""
     ids = args.get("ids")
     if isinstance(ids, str):
         ids = [ids]
@@ -131,25 +134,27 @@ def tool_forget(store, profile: str, args: dict) -> dict:
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
         return {"error": "automem_forget needs `ids`: a list of memory ids from automem_search"}
     found = {m.id: m for m in store.get(ids)}
-    own = [i for i in ids if i in found and found[i].profile == profile]
+    writable = set(identity.writes.values())
+    own = [i for i in ids if i in found and found[i].profile == profile and found[i].scope in writable]
     changed = set(store.forget(own)) if own else set()
     return {"forgotten": [i for i in own if i in changed],
             "already_forgotten": [i for i in own if i not in changed],
             "not_found": [i for i in ids if i not in found],
-            "not_yours": [i for i in ids if i in found and found[i].profile != profile]}
+            "not_yours": [i for i in ids if i in found and i not in own]}
 
 
-def run_tool(store, profile: str, name: str, args: Any, session_id: str = "") -> str:
+def run_tool(store, profile: str, name: str, args: Any, session_id: str = "",
+             identity: Identity = OWNER_IDENTITY) -> str:
     """One tool call as Hermes wants it: a JSON string, errors included (never an exception)."""
     if not isinstance(args, dict):
         return _dumps({"error": "tool arguments must be a JSON object"})
     try:
         if name == "automem_search":
-            out = tool_search(store, profile, args)
+            out = tool_search(store, profile, args, identity)
         elif name == "automem_remember":
-            out = tool_remember(store, profile, args, session_id)
+            out = tool_remember(store, profile, args, session_id, identity)
         elif name == "automem_forget":
-            out = tool_forget(store, profile, args)
+            out = tool_forget(store, profile, args, identity)
         else:
             out = {"error": f"unknown automem tool {name!r}"}
     except Exception as exc:  # noqa: BLE001 - the model gets one line, automem.log the details
@@ -159,12 +164,18 @@ def run_tool(store, profile: str, name: str, args: Any, session_id: str = "") ->
 
 
 # -- the built-in memory tool mirror ------------------------------------------------------------------------------
-def mirror_write(store, profile: str, action: str, target: str, content: str, metadata: dict | None = None) -> dict:
-    """Mirror one write of Hermes' built-in memory tool into room `builtin-mirror`."""
+def mirror_write(store, profile: str, action: str, target: str, content: str, metadata: dict | None = None,
+                 identity: Identity = OWNER_IDENTITY) -> dict:
+    """Mirror one write of Hermes' built-in memory tool into room `builtin-mirror`.
+
+    Hermes' own MEMORY.md / USER.md are per profile, whoever the agent talks to. The mirror is not: in a session of
+    someone other than the owner, what the agent wrote there goes into that person's (or chat's) scope, never
+    into the owner's memory and never into the instructions every profile shares."""
     from ..core.write_path import Candidate, remember
 
     metadata = metadata or {}
     wing = WING_OF_TARGET.get(target, "user")
+    scope = identity.scope_for(wing)
     session_id = str(metadata.get("session_id") or "")
     old_text = str(metadata.get("old_text") or "").strip()
     new_text = (content or "").strip()
@@ -172,12 +183,12 @@ def mirror_write(store, profile: str, action: str, target: str, content: str, me
     if action in ("replace", "remove") and old_text:
         # The built-in tool matches entries by substring: our mirrored copies that contained it are gone there, so
         # they go here too (before the new text is decided, so it is not judged a duplicate of what it replaces).
-        mirrored = store.list(profile=profile, wing=wing, where={"room": ROOM_MIRROR})
+        mirrored = store.list(profile=profile, wing=wing, where={"room": ROOM_MIRROR}, scopes=(scope,), inherit=False)
         gone = [m.id for m in mirrored if m.profile == profile and old_text in m.text and m.text != new_text]
         out["forgotten"] = store.forget(gone) if gone else []
     if action in ("add", "replace") and new_text:
         [d] = remember(store, [Candidate(text=new_text, wing=wing, profile=profile, room=ROOM_MIRROR,
-                                         added_by="builtin-memory", session_id=session_id)])
+                                         added_by="builtin-memory", session_id=session_id, scope=scope)])
         out["decision"] = d.to_json()
     return out
 
@@ -202,63 +213,94 @@ def read_state_transcript(profile_home: Path, session_id: str) -> list[dict]:
 
 # -- extraction triggers ------------------------------------------------------------------------------------------
 def enqueue_and_drain(location: Location, config: Config, messages: Sequence[dict], *, session_id: str,
-                      source: str, detached: bool = True) -> str | None:
-    """Put one extraction job in the spool and make sure a drainer runs. Returns the job id (None: nothing to do).
-
-    The spool's job id is a hash of the session's content, so the double `on_session_end` Hermes sends after
-    `/new` is one job."""
+                      source: str, detached: bool = True, identity: Identity = OWNER_IDENTITY) -> list[str]:
+    """Put the extraction jobs of `messages` (one per window) in the spool and make sure a drainer runs.
+    Returns the job ids ([]: nothing to do)."""
     from ..extract import pipeline
 
     if not config.auto_extract:
-        return None
+        return []
     task_id = os.environ.get("HERMES_KANBAN_TASK", "")  # a kanban worker's session belongs to its task
-    job = pipeline.enqueue(location, list(messages), session_id=session_id, task_id=task_id, source=source,
-                           config=config)
-    if job is None:
-        return None
+    jobs = pipeline.enqueue_windows(location, list(messages), session_id=session_id, task_id=task_id, source=source,
+                                    config=config, identity=identity)
+    if not jobs:
+        return []
     if detached:
         pipeline.spawn_detached_drainer(location)
     else:
         pipeline.start_background_drainer(location, config).kick()
-    return getattr(job, "id", job)
+    return jobs
 
 
-def transcript_key(messages: Sequence[dict]) -> str:
-    """A digest of the user/assistant text of `messages` (what extraction reads), for spotting a repeat."""
-    import hashlib
+def extract_new(location: Location, config: Config, session_id: str, messages: Sequence[dict], *, source: str,
+                identity: Identity, detached: bool, only_if_due: bool = False) -> list[str]:
+    """Enqueue what of `messages` this session has not extracted yet (all of it, or only a full window when
+    `only_if_due`), and record it in the session's progress. Returns the job ids."""
+    from ..extract import progress as P
 
-    from ..extract.transcript import content_text
-
-    parts = [[str(m.get("role")), content_text(m.get("content"))] for m in messages
-             if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
-    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
+    if not config.auto_extract or not session_id:
+        return []
+    with P.locked(location, session_id) as prog:
+        if identity != OWNER_IDENTITY:
+            prog.identity = identity.to_json()
+        new = P.unseen(messages, prog.seen)
+        if not new or (only_if_due and not P.window_due(new, config.extract_every_turns, config.extract_every_chars)):
+            return []
+        jobs = enqueue_and_drain(location, config, new, session_id=session_id, source=source, detached=detached,
+                                 identity=identity)
+        if jobs:
+            P.mark(prog, new, jobs)
+        return jobs
 
 
 class HermesSession:
     """automem's state for one Hermes agent (one provider instance)."""
 
     def __init__(self, location: Location, config: Config, *, session_id: str = "", platform: str = "cli",
-                 agent_context: str = "primary", open_store: Callable[[], Any] | None = None):
+                 agent_context: str = "primary", open_store: Callable[[], Any] | None = None,
+                 identity: Identity = OWNER_IDENTITY):
         self.location = location
         self.config = config
         self.session_id = session_id
         self.platform = platform or "cli"
         self.agent_context = agent_context or "primary"
+        self.identity = identity
         self._open_store = open_store
         self._store = None
         self._store_lock = threading.Lock()
         self._shown: set[str] = set()
-        self._jobs: dict[str, tuple[str, str]] = {}  # transcript key -> (job id, session id)
         self._mirrors: list[threading.Thread] = []
         self._warmup: threading.Timer | None = None
+        self._idle: threading.Timer | None = None
+        self._last_messages: list[dict] = []
         self._closing = False
 
     @classmethod
     def start(cls, hermes_home: str | None, *, session_id: str = "", platform: str = "cli",
-              agent_context: str = "primary", profile: str | None = None) -> "HermesSession":
+              agent_context: str = "primary", profile: str | None = None,
+              gateway: dict | None = None) -> "HermesSession":
+        """The session of one agent; `gateway` holds the identity kwargs Hermes passed (user_id, chat_id, ...)."""
+        from .gateway import identify
+
         location = Location.resolve(hermes_home, profile)
-        return cls(location, load_config(location), session_id=session_id, platform=platform,
-                   agent_context=agent_context)
+        config = load_config(location)
+        identity = identify({**(gateway or {}), "platform": platform, "session_id": session_id}, config)
+        sess = cls(location, config, session_id=session_id, platform=platform, agent_context=agent_context,
+                   identity=identity)
+        if identity != OWNER_IDENTITY and session_id and sess.writes_allowed:
+            sess._remember_identity()
+        return sess
+
+    def _remember_identity(self) -> None:
+        """Keep whose session this is beside its progress, for deliveries that come without the kwargs."""
+        from ..extract import progress as P
+
+        try:
+            with P.locked(self.location, self.session_id) as prog:
+                prog.identity = self.identity.to_json()
+        except Exception as exc:  # noqa: BLE001 - a later delivery with the kwargs records it again
+            log_event(self.location, "progress_failed", session_id=self.session_id,
+                      error=f"{exc.__class__.__name__}: {exc}")
 
     # -- the store, opened only when needed -------------------------------------------------------------------
     def store(self):
@@ -290,7 +332,8 @@ class HermesSession:
     def system_prompt_block(self) -> str:
         from ..core.recall import system_prompt_block
 
-        text, ids = system_prompt_block(self.location, self.config, open_store=self.store)
+        text, ids = system_prompt_block(self.location, self.config, open_store=self.store,
+                                        scopes=self.identity.reads)
         self._shown.update(ids)
         return text
 
@@ -298,7 +341,8 @@ class HermesSession:
         from ..core.recall import prefetch_block
 
         store = self._store if self.warm else None
-        text, ids = prefetch_block(self.location, self.config, query, store=store, exclude=self._shown)
+        text, ids = prefetch_block(self.location, self.config, query, store=store, exclude=self._shown,
+                                   scopes=self.identity.reads)
         self._shown.update(ids)
         return text
 
@@ -321,35 +365,73 @@ class HermesSession:
             log_event(self.location, "warmup_failed", error=f"{exc.__class__.__name__}: {exc}")
 
     # -- extraction -------------------------------------------------------------------------------------------
-    def on_session_end(self, messages: Sequence[dict], source: str = "on_session_end") -> str | None:
-        """Enqueue the session's extraction. The same transcript twice is one job: after `/new` Hermes delivers
-        the old session's messages again at exit, by then under the new session id (which the spool's job id
-        would tell apart), so this process remembers what it already enqueued."""
+    def _extract(self, messages: Sequence[dict], source: str, only_if_due: bool = False) -> list[str]:
         if not self.writes_allowed or not messages:
-            return None
-        key = transcript_key(messages)
-        if key in self._jobs:
-            job, session_id = self._jobs[key]
-            log_event(self.location, "session_enqueued", job=job, source=source, session_id=session_id,
-                      messages=len(messages), repeated=True)
-            return job
-        job = enqueue_and_drain(self.location, self.config, messages, session_id=self.session_id, source=source,
-                                detached=self.detached_drainer)
-        if job is not None:
-            self._jobs[key] = (job, self.session_id)
-            log_event(self.location, "session_enqueued", job=job, source=source, session_id=self.session_id,
-                      messages=len(messages), repeated=False)
-        return job
+            return []
+        jobs = extract_new(self.location, self.config, self.session_id, messages, source=source,
+                           identity=self.identity, detached=self.detached_drainer, only_if_due=only_if_due)
+        if jobs:
+            log_event(self.location, "session_enqueued", jobs=jobs, source=source, session_id=self.session_id,
+                      messages=len(messages), scope=self.identity.why)
+        return jobs
+
+    def on_turn(self, messages: Sequence[dict]) -> list[str]:
+        """After every turn (`sync_turn`): extract a window once enough is new; in a long-lived process, extract a
+        smaller remainder after `extract_idle_seconds` of quiet. A gateway chat that never ends is extracted
+        as it goes."""
+        if not self.writes_allowed or self._closing or not messages:
+            return []
+        self._last_messages = list(messages)
+        jobs = self._extract(messages, "sync_turn", only_if_due=True)
+        if not self.detached_drainer:
+            self._arm_idle_flush()
+        return jobs
+
+    def _arm_idle_flush(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+        self._idle = threading.Timer(self.config.extract_idle_seconds, self._flush_idle)
+        self._idle.daemon = True
+        self._idle.start()
+
+    def _flush_idle(self) -> None:
+        try:
+            if not self._closing:
+                self._extract(self._last_messages, "idle")
+        except Exception as exc:  # noqa: BLE001 - the next delivery picks the messages up
+            log_event(self.location, "idle_flush_failed", error=f"{exc.__class__.__name__}: {exc}")
+
+    def on_session_end(self, messages: Sequence[dict], source: str = "on_session_end") -> list[str]:
+        """Extract whatever of the session is left. Re-delivered messages (the old session's messages again at
+        exit after `/new`, the history again after a restart) are in the session's progress already."""
+        return self._extract(messages, source)
 
     def on_pre_compress(self, messages: Sequence[dict]) -> str:
-        self.on_session_end(messages, source="pre_compress")
+        """Before context compression: what is about to be summarised away is extracted first."""
+        self._extract(messages, "pre_compress")
         return ""
 
-    def on_session_switch(self, new_session_id: str, reset: bool = False) -> None:
+    def on_session_switch(self, new_session_id: str, reset: bool = False, parent_session_id: str = "") -> None:
+        old = self.session_id
         if new_session_id:
             self.session_id = new_session_id
         if reset:
             self._shown.clear()
+            self._last_messages = []
+        if new_session_id and old and new_session_id != old:
+            from ..extract import progress as P
+
+            # Compression continues the session under a new id with messages the old id already extracted; after
+            # `/new` Hermes delivers the old session's messages once more, under the new id. Either way, what the
+            # old id extracted counts as extracted for the new one.
+            try:
+                P.carry_over(self.location, parent_session_id or old, new_session_id)
+            except Exception as exc:  # noqa: BLE001 - worst case a window is extracted twice (the write path dedups)
+                log_event(self.location, "progress_failed", session_id=new_session_id,
+                          error=f"{exc.__class__.__name__}: {exc}")
+        if self.identity != OWNER_IDENTITY and new_session_id and new_session_id != old and self.writes_allowed:
+            self._remember_identity()
+        _note_active(self, old, self.session_id)
 
     # -- the built-in memory mirror ---------------------------------------------------------------------------
     def on_memory_write(self, action: str, target: str, content: str, metadata: dict | None = None) -> None:
@@ -361,7 +443,8 @@ class HermesSession:
 
         def run() -> None:
             try:
-                out = mirror_write(self.store(), self.location.profile, action, target, content or "", meta)
+                out = mirror_write(self.store(), self.location.profile, action, target, content or "", meta,
+                                   self.identity)
                 log_event(self.location, "mirror", **out)
             except Exception as exc:  # noqa: BLE001
                 log_event(self.location, "mirror_failed", action=action, target=target, content=content,
@@ -373,14 +456,14 @@ class HermesSession:
 
     # -- tools ------------------------------------------------------------------------------------------------
     def handle_tool(self, name: str, args: Any) -> str:
-        out = run_tool(self.store(), self.location.profile, name, args, self.session_id)
-        return out
+        return run_tool(self.store(), self.location.profile, name, args, self.session_id, self.identity)
 
     # -- shutdown ---------------------------------------------------------------------------------------------
     def shutdown(self, join_s: float = MIRROR_JOIN_S) -> None:
         self._closing = True
-        if self._warmup is not None:
-            self._warmup.cancel()
+        for timer in (self._warmup, self._idle):
+            if timer is not None:
+                timer.cancel()
         deadline = time.monotonic() + join_s
         for thread in self._mirrors:
             thread.join(max(0.0, deadline - time.monotonic()))
@@ -394,7 +477,7 @@ class HermesSession:
 
 
 # -- the process-wide registry both plugin roles share (automem's modules are imported once per process) ---------
-_ACTIVE: set[int] = set()
+_ACTIVE: dict[int, tuple[str, str]] = {}  # provider sessions alive in this process -> (profile home, session id)
 _STORES: dict[tuple[str, str], Any] = {}
 _STORES_LOCK = threading.Lock()
 _FALLBACK_SESSIONS: dict[tuple[str, str], "HermesSession"] = {}  # recall state of sessions without the provider
@@ -402,12 +485,28 @@ _FALLBACK_LOCK = threading.Lock()
 
 
 def mark_active(session: "HermesSession", active: bool) -> None:
-    """The provider role says it runs in this process (the general role then leaves extraction to it)."""
-    (_ACTIVE.add if active else _ACTIVE.discard)(id(session))
+    """The provider role says it runs in this process for this session (the general role's fallback then leaves
+    that session's extraction to it)."""
+    if active:
+        _ACTIVE[id(session)] = (str(session.location.profile_home), session.session_id)
+    else:
+        _ACTIVE.pop(id(session), None)
+
+
+def _note_active(session: "HermesSession", old: str, new: str) -> None:
+    if id(session) in _ACTIVE:
+        _ACTIVE[id(session)] = (str(session.location.profile_home), new)
 
 
 def provider_active() -> bool:
+    """Some automem provider runs in this process (its recall covers every agent of the process)."""
     return bool(_ACTIVE)
+
+
+def provider_handles(profile_home: str, session_id: str) -> bool:
+    """A live provider of this process holds this very session: it extracts it in its own on_session_end. An agent
+    the gateway evicted (idle, restarted) has none, and its `/new` reaches only the general hook."""
+    return (str(profile_home), session_id) in set(_ACTIVE.values())
 
 
 def _close_stores() -> None:
@@ -437,28 +536,73 @@ def store_for(location: Location, config: Config):
         return store
 
 
+def identity_of_session(location: Location, config: Config, session_id: str, platform: str = "") -> Identity:
+    """Whose session this is, when Hermes calls without the gateway's kwargs (general hooks): what the provider
+    recorded beside the session's progress, else the session's row in the profile's state.db, else the platform
+    the hook named. A session nothing is known of is its own scope inside a gateway process, never the owner's."""
+    from ..extract import progress as P
+    from .gateway import OWNER_PLATFORMS, identify
+
+    saved = P.load(location, session_id).identity if session_id else {}
+    if saved:
+        return Identity.from_json(saved)
+    row = read_state_session(location.profile_home, session_id)
+    if row:
+        return identify({"platform": row.get("source"), "user_id": row.get("user_id"),
+                         "chat_id": row.get("chat_id"), "chat_type": row.get("chat_type"),
+                         "thread_id": row.get("thread_id"), "gateway_session_key": row.get("session_key"),
+                         "session_id": session_id}, config)
+    if platform not in OWNER_PLATFORMS or os.environ.get("_HERMES_GATEWAY"):
+        return identify({"platform": platform or "gateway", "session_id": session_id}, config)
+    return OWNER_IDENTITY
+
+
+def read_state_session(profile_home: Path, session_id: str) -> dict | None:
+    """A session's row in the profile's state.db (read only): its platform (`source`), user, chat, session key."""
+    path = Path(profile_home) / "state.db"
+    if not session_id or not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            conn.row_factory = sqlite3.Row
+            row = conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return dict(row) if row is not None else None
+
+
 def run_tool_in_home(hermes_home: str | None, name: str, args: Any, session_id: str = "") -> str:
     """A tool call from the general role (another memory provider is active, or the provider role is not)."""
     location = Location.resolve(hermes_home)
-    return run_tool(store_for(location, load_config(location)), location.profile, name, args, session_id)
+    config = load_config(location)
+    identity = identity_of_session(location, config, session_id)
+    return run_tool(store_for(location, config), location.profile, name, args, session_id, identity)
 
 
-def finalize_fallback(hermes_home: str | None, session_id: str, *, reason: str = "") -> str | None:
-    """The general-hook path (another memory provider is active): extract the session from state.db."""
+def finalize_fallback(hermes_home: str | None, session_id: str, *, reason: str = "", platform: str = "") -> list[str]:
+    """The general-hook path: extract what is left of a session from state.db, when no provider of this process
+    holds it (another memory provider is active, or the gateway evicted this session's agent)."""
     location = Location.resolve(hermes_home)
     with _FALLBACK_LOCK:  # the recall state of this session (see fallback_recall) is done with
         sess = _FALLBACK_SESSIONS.pop((str(location.profile_home), session_id or ""), None)
     if sess is not None:
         sess.shutdown(join_s=0)
+    if not session_id or provider_handles(str(location.profile_home), session_id):
+        return []
     config = load_config(location)
     messages = read_state_transcript(location.profile_home, session_id)
     if not messages:
-        return None
-    job = enqueue_and_drain(location, config, messages, session_id=session_id, source=f"on_session_finalize:{reason}")
-    if job is not None:
-        log_event(location, "session_enqueued", job=job, source="on_session_finalize", session_id=session_id,
-                  messages=len(messages), reason=reason)
-    return job
+        return []
+    identity = identity_of_session(location, config, session_id, platform)
+    jobs = extract_new(location, config, session_id, messages, source=f"on_session_finalize:{reason}",
+                       identity=identity, detached=not os.environ.get("_HERMES_GATEWAY"))
+    if jobs:
+        log_event(location, "session_enqueued", jobs=jobs, source="on_session_finalize", session_id=session_id,
+                  messages=len(messages), reason=reason, scope=identity.why)
+    return jobs
 
 
 def fallback_recall(hermes_home: str | None, session_id: str, user_message: str, first_turn: bool) -> str:
@@ -470,7 +614,10 @@ def fallback_recall(hermes_home: str | None, session_id: str, user_message: str,
     with _FALLBACK_LOCK:
         sess = _FALLBACK_SESSIONS.get(key)
         if sess is None:
-            sess = _FALLBACK_SESSIONS[key] = HermesSession(location, load_config(location), session_id=session_id)
+            config = load_config(location)
+            sess = _FALLBACK_SESSIONS[key] = HermesSession(
+                location, config, session_id=session_id,
+                identity=identity_of_session(location, config, session_id))
     parts = [sess.system_prompt_block()] if first_turn else []
     parts.append(sess.prefetch(user_message or ""))
     return "\n\n".join(p for p in parts if p)

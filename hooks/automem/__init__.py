@@ -67,6 +67,11 @@ def _hermes_home() -> str | None:
         return os.environ.get("HERMES_HOME")
 
 
+# The identity kwargs the gateway passes to `initialize` (Hermes 0.19, agent/agent_init.py).
+GATEWAY_KWARGS = ("user_id", "user_id_alt", "user_name", "chat_id", "chat_name", "chat_type", "thread_id",
+                  "gateway_session_key")
+
+
 class AutomemProvider(MemoryProvider):
     """The memory provider `automem`: each method hands over to automem.hermes.session.HermesSession."""
 
@@ -90,9 +95,11 @@ class AutomemProvider(MemoryProvider):
         self._home = kwargs.get("hermes_home") or _hermes_home()
         from automem.hermes.session import HermesSession, mark_active
 
+        gateway = {k: kwargs.get(k) for k in GATEWAY_KWARGS if kwargs.get(k) not in (None, "")}
         self._session = HermesSession.start(self._home, session_id=session_id or "",
                                             platform=kwargs.get("platform") or "cli",
-                                            agent_context=kwargs.get("agent_context") or "primary")
+                                            agent_context=kwargs.get("agent_context") or "primary",
+                                            gateway=gateway)
         mark_active(self._session, True)  # automem's modules are shared by both roles; this module's are not
 
     @_guarded(default="")
@@ -108,11 +115,17 @@ class AutomemProvider(MemoryProvider):
         if self._session:
             self._session.queue_prefetch(query)
 
+    @_guarded()
     def sync_turn(self, user_content: str, assistant_content: str, *, session_id: str = "",
                   messages: Any = None) -> None:
-        """Nothing per turn: extraction runs once per session (on_session_end) and before compression."""
-        if self._session and session_id:
-            self._session.session_id = session_id
+        """After every turn (Hermes runs it on a background worker): extract the conversation in windows as it
+        goes, so a gateway chat that never ends is remembered too."""
+        if not self._session:
+            return
+        if session_id and session_id != self._session.session_id:
+            self._session.on_session_switch(session_id)
+        if isinstance(messages, list):
+            self._session.on_turn(messages)
 
     @_guarded(default=list)
     def get_tool_schemas(self) -> list:
@@ -142,7 +155,7 @@ class AutomemProvider(MemoryProvider):
     def on_session_switch(self, new_session_id: str, *, parent_session_id: str = "", reset: bool = False,
                           rewound: bool = False, **kwargs) -> None:
         if self._session:
-            self._session.on_session_switch(new_session_id, reset=reset)
+            self._session.on_session_switch(new_session_id, reset=reset, parent_session_id=parent_session_id or "")
 
     @_guarded()
     def on_memory_write(self, action: str, target: str, content: str, metadata: dict | None = None) -> None:
@@ -167,11 +180,12 @@ class AutomemProvider(MemoryProvider):
 # -- general-plugin role ---------------------------------------------------------------------------------------
 def _on_session_finalize(session_id: str = "", platform: str = "", reason: str = "", **kwargs) -> None:
     try:
-        from automem.hermes.session import finalize_fallback, provider_active
+        from automem.hermes.session import finalize_fallback
 
-        if provider_active() or not session_id:
-            return  # the provider role extracts this session in its on_session_end
-        finalize_fallback(_hermes_home(), session_id, reason=reason or "")
+        if not session_id:
+            return
+        # per session: skipped when a provider of this process holds it (it extracts in its on_session_end)
+        finalize_fallback(_hermes_home(), session_id, reason=reason or "", platform=platform or "")
     except Exception as exc:  # noqa: BLE001
         _log_failure("on_session_finalize", exc, _hermes_home())
 

@@ -322,13 +322,14 @@ def test_new_then_exit_delivers_the_old_session_twice_and_it_is_one_job(env):
     h = env.h
     line = "INTERACTIVE: 今天天气不错，我们聊聊"
     before = {e["job"] for e in read_events(env.loc(), "job_enqueued")}
+    ended_before = len(read_events(env.loc(), "session_enqueued"))
     _interactive(h, [("", "❯".encode(), 60),  # the prompt is up
                      (line + "\r", b"FAKE-ANSWER", 60),
                      ("/new\r", b"1/2/3", 30),  # Hermes asks how to start the new session
                      ("1\r", "❯".encode(), 30),
                      ("/exit\r", b"", 1)])
-    events = [e for e in read_events(env.loc(), "session_enqueued") if e["job"] not in before]
-    assert [e["repeated"] for e in events] == [False, True], events
-    assert len({e["job"] for e in events}) == 1 and len({e["session_id"] for e in events}) == 1
+    events = read_events(env.loc(), "session_enqueued")[ended_before:]
+    # the second delivery found nothing the session had not extracted already (its progress)
+    assert len(events) == 1 and len(events[0]["jobs"]) == 1, events
     new_jobs = [e for e in read_events(env.loc(), "job_enqueued") if e["job"] not in before]
     assert len(new_jobs) == 1
