@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Create (or refresh) the project's virtualenv in .venv and install automem into it.
 #   scripts/bootstrap.sh          automem and its core dependencies
-#   scripts/bootstrap.sh --test   plus pytest and hermes-agent==0.19.0 (the end-to-end tests drive the real CLI)
+#   scripts/bootstrap.sh --test   plus pytest and hermes-agent==0.19.0 (the end-to-end tests drive the real CLI),
+#                                 and .venv/wheelhouse for the offline package tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -21,4 +22,16 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -m pip install --quiet -e . 2> >(grep -v "is ignored: it is neither" >&2)
   fi
   echo "$want" > "$stamp"
+fi
+# The package tests (tests/e2e/test_package.py) build automem's wheel and sdist and install them, with
+# hermes-agent, into fresh virtualenvs while offline: a wheelhouse of the exact versions in .venv, plus the build
+# backend, made here while the network is there (about 160 MB; seconds from pip's cache).
+if [ "${1:-}" = --test ]; then
+  wheelhouse=".venv/wheelhouse"
+  if [ ! -f "$wheelhouse/.stamp" ] || [ "$(cat "$wheelhouse/.stamp")" != "$want" ]; then
+    .venv/bin/python -m pip freeze --exclude-editable 2>/dev/null | grep -v '^#' > .venv/wheelhouse.txt
+    .venv/bin/python -m pip wheel --quiet --no-deps -w "$wheelhouse" -r .venv/wheelhouse.txt \
+      'setuptools>=77' wheel 2> >(grep -v "is ignored: it is neither" >&2)
+    echo "$want" > "$wheelhouse/.stamp"
+  fi
 fi

@@ -39,7 +39,7 @@ IMPORT_PROBE = "import json, automem; print(json.dumps({'version': automem.__ver
 # -- where the files to install come from -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Sources:
-    """The automem source tree: the plugin directory, the skill, the packaged profiles, the project to pip-install."""
+    """Where the files to install lie: the plugin directory, the skill, the packaged profiles."""
 
     project: Path
 
@@ -60,14 +60,26 @@ class Sources:
         return path if (path / "SOUL.md").is_file() else None
 
 
+# Inside a wheel or sdist install the plugin, the skill and the profiles are package data (setup.py copies them
+# there); in a checkout or an editable install they are the repository's top-level folders.
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+BUNDLED = PACKAGE_DIR / "_bundled"
+
+
+def _complete(src: Sources) -> bool:
+    return (src.plugin / "__init__.py").is_file() and (src.plugin / "plugin.yaml").is_file() \
+        and (src.skill / "SKILL.md").is_file()
+
+
 def find_sources(project: str | os.PathLike | None = None) -> Sources:
-    """The source tree next to this package (a checkout or an editable install)."""
-    candidate = Path(project) if project else PACKAGE_PARENT
-    src = Sources(candidate)
-    if not (src.plugin / "__init__.py").is_file() or not (src.plugin / "plugin.yaml").is_file():
-        raise UsageError(f"the automem source tree (with hooks/{PLUGIN_NAME}/ and skills/{PLUGIN_NAME}/) is not at "
-                         f"{candidate}; run automem from a checkout or `pip install -e <checkout>`")
-    return src
+    """The files to install: the package's own copy (wheel, sdist), else the checkout next to the package."""
+    candidates = [Path(project)] if project else [BUNDLED, PACKAGE_PARENT]
+    for candidate in candidates:
+        if _complete(Sources(candidate)):
+            return Sources(candidate)
+    raise UsageError(f"automem's plugin files (hooks/{PLUGIN_NAME}/, skills/{PLUGIN_NAME}/) are neither in "
+                     f"{BUNDLED} nor in {PACKAGE_PARENT}; reinstall automem "
+                     f"(`pip install --force-reinstall automem=={__version__}`)")
 
 
 # -- profiles -----------------------------------------------------------------------------------------------------
@@ -270,8 +282,56 @@ def probe_import(python: str, env: dict | None = None, timeout: float = 60) -> d
         return None
 
 
-def pip_command(python: str, project: Path) -> list[str]:
-    return [python, "-m", "pip", "install", "--upgrade", str(project)]
+def install_spec(pkg: Path = PACKAGE_DIR) -> str:
+    """What to pip-install into Hermes' Python so it imports this very automem, and nothing that may vanish:
+    the checkout for a checkout or editable install; else the wheel, sdist, folder or repository this
+    distribution was installed from (its direct_url.json), while that is still there and unchanged; else the
+    release from the index (`automem==<version>`). pip copies what it installs, so the source may go later.
+    `pkg` is the folder of the `automem` package."""
+    parent = pkg.parent
+    if (parent / "pyproject.toml").is_file() and (parent / "hooks" / PLUGIN_NAME / "plugin.yaml").is_file():
+        return str(parent)
+    origin = installed_from(pkg)
+    return origin or f"automem=={__version__}"
+
+
+def installed_from(pkg: Path) -> str | None:
+    """The pip requirement of the source recorded in direct_url.json (PEP 610) of the distribution that owns the
+    package folder `pkg`, when that source still exists; None otherwise (installed from an index, or gone)."""
+    from importlib import metadata
+    from urllib.parse import unquote, urlparse
+
+    for dist in metadata.distributions(path=[str(pkg.parent)]):
+        if (dist.metadata["Name"] or "").lower() != PLUGIN_NAME:
+            continue
+        try:
+            direct = json.loads(dist.read_text("direct_url.json") or "null")
+        except ValueError:
+            return None
+        if not isinstance(direct, dict) or not isinstance(direct.get("url"), str):
+            return None
+        url = direct["url"]
+        if isinstance(direct.get("vcs_info"), dict):
+            commit = direct["vcs_info"].get("commit_id")
+            return f"{direct['vcs_info'].get('vcs', 'git')}+{url}" + (f"@{commit}" if commit else "")
+        if not url.startswith("file:"):
+            return url  # a wheel or sdist on a web server
+        path = Path(unquote(urlparse(url).path))
+        if isinstance(direct.get("dir_info"), dict):
+            return str(path) if (path / "pyproject.toml").is_file() else None
+        if not path.is_file():
+            return None
+        archive = direct.get("archive_info") if isinstance(direct.get("archive_info"), dict) else {}
+        wanted = (archive.get("hashes") or {}).get("sha256") or \
+            (archive.get("hash", "").split("=", 1)[1] if archive.get("hash", "").startswith("sha256=") else "")
+        if wanted and hashlib.sha256(path.read_bytes()).hexdigest() != wanted:
+            return None  # another build now lies at that path
+        return str(path)
+    return None
+
+
+def pip_command(python: str, spec: str | os.PathLike) -> list[str]:
+    return [python, "-m", "pip", "install", "--upgrade", str(spec)]
 
 
 @dataclass
@@ -292,11 +352,11 @@ def ensure_interpreter(sources: Sources, no_pip: bool, run_pip: bool = True) -> 
     python = interpreter_of(hermes)
     if python is None:
         return InterpreterStatus(hermes, None, None, "unknown-interpreter",
-                                 detail=f"cannot tell which Python runs {hermes}; pip-install {sources.project} into it")
+                                 detail=f"cannot tell which Python runs {hermes}; pip-install {install_spec()} into it")
     found = probe_import(python)
     if found and found.get("version") == __version__:
         return InterpreterStatus(hermes, python, found, "ok")
-    cmd = pip_command(python, sources.project)
+    cmd = pip_command(python, install_spec())
     if no_pip or not run_pip:
         return InterpreterStatus(hermes, python, found, "needs-pip", cmd)
     res = subprocess.run(cmd, capture_output=True, text=True)
@@ -521,8 +581,7 @@ def check_interpreter(sources: Sources | None) -> list[Check]:
                             "pip-install automem into that Python"))
         return checks
     found = probe_import(python)
-    project = str(sources.project) if sources else "<automem checkout>"
-    cmd = " ".join(pip_command(python, Path(project)))
+    cmd = " ".join(pip_command(python, install_spec()))
     if not found:
         checks.append(Check("hermes interpreter", "fail", f"{python} cannot import automem", cmd))
     elif found.get("version") != __version__:
