@@ -188,9 +188,46 @@ def read_yaml_section(path: Path) -> dict:
     return section
 
 
+def read_dotenv(path: Path, prefix: str = "AUTOMEM_") -> dict:
+    """`NAME=value` lines of a Hermes .env whose NAME starts with `prefix` ({} when the file is absent)."""
+    out: dict = {}
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("export "):
+            line = line[len("export "):].lstrip()
+        name, sep, value = line.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name.startswith(prefix):
+            continue
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        out[name] = value
+    return out
+
+
+def check_settings(values: dict) -> dict:
+    """`values` ({key: value} as a wizard or a dashboard gives them) typed and checked like config.yaml's
+    `automem:` section; ConfigError names the first bad key."""
+    cfg = Config()
+    typed = {}
+    for key, value in values.items():
+        if key not in _FIELDS:
+            raise ConfigError(f"automem.{key}: unknown key")
+        typed[key] = _coerce(key, value, "setting")
+        setattr(cfg, key, typed[key])
+    _validate(cfg)
+    return typed
+
+
 def load_config(location: Location, env: dict | None = None) -> Config:
-    """Defaults <- root config.yaml <- profile config.yaml <- AUTOMEM_* environment."""
-    env = os.environ if env is None else env
+    """Defaults <- root config.yaml <- profile config.yaml <- AUTOMEM_* environment (the process's, over the
+    profile's .env, which Hermes loads into its own processes: the automem CLI then sees the same settings)."""
+    if env is None:
+        env = {**read_dotenv(location.profile_home / ".env"), **os.environ}
     cfg = Config()
     files = [location.root / "config.yaml"]
     if location.profile_home != location.root:
