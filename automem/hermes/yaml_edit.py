@@ -95,6 +95,8 @@ def apply_to_data(data: Any, ops: Sequence[Op]) -> dict:
 
 # -- scalars ---------------------------------------------------------------------------------------------------
 def render_scalar(value: Any) -> str:
+    if isinstance(value, (list, tuple)):  # a list of scalars, as a flow list (`shared_wings: [instruction]`)
+        return _render_flow(list(value))
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from typing import Any, Callable
 
 try:
@@ -170,11 +171,81 @@ class AutomemProvider(MemoryProvider):
             self._session.shutdown()
             mark_active(self._session, False)
 
+    # -- `hermes memory setup` / `status` and the dashboard (settings live in config.yaml's `automem:` section) --
     def get_config_schema(self) -> list:
-        return []  # configured in the `automem:` section of config.yaml (see config.yaml.example)
+        try:
+            from automem.hermes.setup import config_schema
+        except ImportError:  # Hermes' installer brings automem in (plugin.yaml pip_dependencies)
+            return []
+        return config_schema()
+
+    def save_config(self, values: dict, hermes_home: str) -> None:
+        """Write the values to the `automem:` section (comments kept; a secret goes to .env, not config.yaml)."""
+        from automem.errors import AutomemError
+        from automem.hermes.setup import save_settings
+
+        try:
+            save_settings(dict(values or {}), hermes_home)
+        except AutomemError as exc:
+            raise ValueError(str(exc)) from None  # the wizard prints it; the dashboard answers 400
+
+    def post_setup(self, hermes_home: str, config: dict) -> None:
+        """`hermes memory setup automem`: Hermes hands the whole flow here. Ask the schema's questions, save them,
+        install into this profile (plugin enabled, skill copied, provider set), end with doctor's verdict."""
+        try:
+            setup = _import_setup()
+        except ImportError as exc:
+            print(f"\n  ✗ this Python ({sys.executable}) cannot import automem ({exc}); run:\n"
+                  f"    {sys.executable} -m pip install automem\n  then `hermes memory setup automem` again.\n")
+            return
+        try:
+            setup.run_setup(hermes_home, _hermes_prompts(setup))
+        except Exception as exc:  # noqa: BLE001 - one clear line, never a traceback into Hermes' wizard
+            _log_failure("post_setup", exc, hermes_home)
+            print(f"\n  ✗ automem setup failed: {exc.__class__.__name__}: {exc}\n"
+                  f"    `automem install` does the same without questions; `automem doctor` tells what is wrong.\n")
+
+    def get_status_config(self, provider_config: dict) -> dict:
+        """`hermes memory status`: automem's settings and state, from files only (no chromadb, no model)."""
+        try:
+            from automem.hermes.status import status_config
+
+            return status_config(_hermes_home())
+        except Exception as exc:  # noqa: BLE001
+            _log_failure("get_status_config", exc, _hermes_home())
+            return {"status": f"unavailable ({exc.__class__.__name__}: {exc}); run `automem doctor`"}
 
     def backup_paths(self) -> list:
         return []  # everything lives under the Hermes root (<root>/automem/)
+
+
+def _import_setup():
+    """automem.hermes.setup, also right after Hermes' installer pip-installed automem into this process's Python
+    (the import system's directory caches predate that install)."""
+    try:
+        import automem.hermes.setup as setup
+    except ImportError:
+        import importlib
+
+        importlib.invalidate_caches()
+        import automem.hermes.setup as setup
+    return setup
+
+
+def _hermes_prompts(setup):
+    """The wizard's questions asked with Hermes' own picker and prompts (hermes_cli.memory_setup, 0.19), so they
+    look like every other provider's; automem's plain prompts where those are missing."""
+    try:
+        from hermes_cli.memory_setup import _curses_select, _prompt
+    except ImportError:
+        return setup.Prompts()
+
+    def choose(title, options, default):
+        index = _curses_select(f"  {title}", options, default=default, cancel_returns=-1)
+        return None if index < 0 else index
+
+    return setup.Prompts(choose=choose, text=lambda label, default: _prompt(label, default=default or None),
+                         secret=lambda label: _prompt(label, secret=True))
 
 
 # -- general-plugin role ---------------------------------------------------------------------------------------
