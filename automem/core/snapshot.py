@@ -75,15 +75,28 @@ def cache_is_fresh(location: Location, config: Config, data: dict | None, now: f
     return data.get("backend") == "embedded" and data.get("generation") == read_generation(location)
 
 
-def snapshot_items(memories: Iterable[Any], per_group: int = CACHE_PER_GROUP) -> list[RecallItem]:
-    """The newest `per_group` active memories of each (profile, wing, scope), newest first."""
+def snapshot_items(memories: Iterable[Any], per_group: int = CACHE_PER_GROUP,
+                   counts: dict | None = None) -> list[RecallItem]:
+    """The newest `per_group` active memories of each (profile, wing, scope), newest first. `counts`, when given,
+    gets the number of all of them: {"owner": {profile: {wing: n}}, "others": {profile: {"memories": n,
+    "scopes": k}}} (the owner's memories, and those of the people and chats of gateway bots)."""
     groups: dict[tuple[str, str, str], list[RecallItem]] = {}
+    others: dict[str, dict[str, int]] = {}
     for m in memories:
         if getattr(m, "status", "active") != "active":
             continue
         item = RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room,
                           getattr(m, "scope", ""))
         groups.setdefault((item.profile, item.wing, item.scope), []).append(item)
+        if counts is not None and not item.scope:
+            per_wing = counts.setdefault("owner", {}).setdefault(item.profile, {})
+            per_wing[item.wing] = per_wing.get(item.wing, 0) + 1
+        elif counts is not None:
+            per_scope = others.setdefault(item.profile, {})
+            per_scope[item.scope] = per_scope.get(item.scope, 0) + 1
+    if counts is not None:
+        counts.setdefault("owner", {})
+        counts["others"] = {p: {"memories": sum(v.values()), "scopes": len(v)} for p, v in others.items()}
     out: list[RecallItem] = []
     for items in groups.values():
         items.sort(key=newest_first)
@@ -97,12 +110,15 @@ def refresh_cache(store) -> dict:
     location = store.location
     generation = read_generation(location)  # read before the records: a write in between leaves it stale, not wrong
     memories = store.iter_records(where={"status": "active"})
+    counts: dict = {}
+    items = snapshot_items(memories, counts=counts)
     data = {
         "version": CACHE_VERSION,
         "backend": store.backend,
         "generation": generation,
         "built_at": round(time.time(), 3),
-        "memories": [asdict(i) for i in snapshot_items(memories)],
+        "memories": [asdict(i) for i in items],
+        "counts": counts,  # of all active memories, not only those above (`hermes memory status` shows them)
     }
     write_cache(location, data)
     return data
