@@ -244,7 +244,11 @@ def test_status_figures_from_the_snapshot_spool_and_log(tmp_path):
         remember(store, [Candidate("我习惯用vim编辑器", "user", "default", room="cli"),
                          Candidate("项目统一用Python 3.11", "instruction", "default", room="cli"),
                          Candidate("用户的猫叫Mochi", "user", "editor", room="cli"),
-                         Candidate("发布博客前运行hugo --minify", "instruction", "editor", room="cli")])
+                         Candidate("发布博客前运行hugo --minify", "instruction", "editor", room="cli"),
+                         # a gateway user's and a chat's memories: counted, never in the owner's figures above
+                         Candidate("我喜欢爵士乐", "user", "default", room="cli", scope="user:telegram:42"),
+                         Candidate("这个群每周五发周报", "instruction", "default", room="cli",
+                                   scope="chat:telegram:-100")])
     finally:
         store.close()  # refreshes the snapshot the status reads
     enqueue_job(loc, Job("j_pending", "default", [["user", "hi"], ["assistant", "hello"]], created_at=time.time()))
@@ -258,6 +262,7 @@ def test_status_figures_from_the_snapshot_spool_and_log(tmp_path):
     assert out["backend"] == "rules (offline)"
     assert out["memories (own)"] == "user 1, episodic 0, instruction 1"
     assert out["memories (shared)"] == "instruction 1 (from editor)"  # editor's persona memory is not shared
+    assert out["memories of gateway users"] == "2 in 2 user or chat scopes (each sees only its own)"
     assert out["spool"].startswith("1 pending") and out["dead jobs"].startswith("1 (fix the cause")
     assert "done: 2 candidates → 1 new, 1 duplicate (openai glm-4-flash)" in out["last extraction"]
     assert out["store"] == f"{loc.chroma_dir} (embedded ChromaDB)"
@@ -265,17 +270,18 @@ def test_status_figures_from_the_snapshot_spool_and_log(tmp_path):
 
 
 def test_status_counts_beyond_the_snapshots_memories_and_says_when_it_is_stale(tmp_path):
-    from automem.core.snapshot import CACHE_PER_GROUP, write_cache
+    from automem.core.snapshot import CACHE_PER_GROUP, CACHE_VERSION, write_cache
 
     root = hermes_root(tmp_path)
     loc = Location(root, "default")
     assert memory_counts(loc, Config()) is None and "none yet" in status_config(root)["memories"]
-    write_cache(loc, {"version": 1, "backend": "embedded", "generation": 7, "built_at": time.time(),
-                      "memories": [], "counts": {"default": {"user": 5000}}})
+    write_cache(loc, {"version": CACHE_VERSION, "backend": "embedded", "generation": 7, "built_at": time.time(),
+                      "memories": [], "counts": {"owner": {"default": {"user": 5000}}, "others": {}}})
     out = status_config(root)
     assert out["memories (own)"].startswith("user 5000,") and "memories as of" in out  # generation 0 != 7
     old = [{"id": f"m{i}", "text": "t", "wing": "user", "profile": "default"} for i in range(CACHE_PER_GROUP)]
-    write_cache(loc, {"version": 1, "backend": "embedded", "generation": 0, "built_at": 0, "memories": old})
+    write_cache(loc, {"version": CACHE_VERSION, "backend": "embedded", "generation": 0, "built_at": 0,
+                      "memories": old})
     assert status_config(root)["memories (own)"].startswith(f"user {CACHE_PER_GROUP}+")  # at least that many
 
 

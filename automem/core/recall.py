@@ -36,8 +36,9 @@ def load_items(location: Location, config: Config, open_store: Callable[[], Any]
     data = read_cache(location)
     if not cache_is_fresh(location, config, data) and not config.chroma_url and read_generation(location) == 0 \
             and not (location.chroma_dir / "chroma.sqlite3").exists():
+        # nothing was ever stored here: no need to open Chroma to learn that
         data = {"version": CACHE_VERSION, "backend": "embedded", "generation": 0, "built_at": time.time(),
-                "memories": [], "counts": {"owner": {}, "others": {}}}  # nothing was ever stored here: no need to open Chroma to learn that
+                "memories": [], "counts": {"owner": {}, "others": {}}}
         try:
             write_cache(location, data)
         except OSError:
