@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -273,7 +274,9 @@ def run_doctor(loc: Location, python: str, say: Callable[[str], None], check_llm
     cmd += ["--check-llm"] if check_llm else []
     say("\n  automem doctor:")
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        # outside the user's folder: `python -m` would import an `automem` folder found there first
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+                             cwd=tempfile.gettempdir())
     except (OSError, subprocess.SubprocessError) as exc:
         say(f"  ✗ could not run {' '.join(cmd)}: {exc}")
         return 1

@@ -181,9 +181,11 @@ class AutomemProvider(MemoryProvider):
 
     def save_config(self, values: dict, hermes_home: str) -> None:
         """Write the values to the `automem:` section (comments kept; a secret goes to .env, not config.yaml)."""
-        from automem.errors import AutomemError
-        from automem.hermes.setup import save_settings
-
+        try:
+            from automem.errors import AutomemError
+            from automem.hermes.setup import save_settings
+        except ImportError as exc:
+            raise ValueError(f"{sys.executable} cannot import automem ({exc}): pip install automem") from None
         try:
             save_settings(dict(values or {}), hermes_home)
         except AutomemError as exc:
