@@ -154,3 +154,15 @@ def test_compact_waits_for_the_write_lock(store, root):
     released = float(holder.stdout.readline().split()[1])
     holder.wait(timeout=30)
     assert len(report.merges) == 1 and finished >= released
+
+
+def test_compact_never_merges_across_people(store):
+    """Two people restating one fact are two memories: compact replays the write path, which never compares them."""
+    mems = [Memory(id=memory_id("default", "user", "I am allergic to peanuts", scope), text="I am allergic to peanuts",
+                   wing="user", profile="default", scope=scope, room="auto-extract", created_at=t, updated_at=t)
+            for scope, t in (("user:telegram:1001", 1000), ("user:telegram:1002", 1001), ("", 1002))]
+    for m in mems:
+        store.add([m], store.embed([m.text]))
+    report = compact(store, now=2000)
+    assert report.merges == []
+    assert {m.status for m in store.get([m.id for m in mems])} == {"active"}

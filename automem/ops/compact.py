@@ -76,9 +76,12 @@ class CompactReport:
                 "skipped": self.skipped, "seconds": round(self.seconds, 3)}
 
 
-def visibility_group(m: Memory, shared_wings: Iterable[str]) -> tuple[str, str]:
-    """Memories that can see each other in the write path: a shared wing across profiles, else one profile's wing."""
-    return ("*", m.wing) if m.wing in set(shared_wings) else (m.profile, m.wing)
+def visibility_group(m: Memory, shared_wings: Iterable[str]) -> tuple[str, str, str]:
+    """Memories that can see each other in the write path: one scope (never across people), and in it a shared
+    wing across profiles (the owner's only), else one profile's wing."""
+    if not m.scope and m.wing in set(shared_wings):
+        return ("", "*", m.wing)
+    return (m.scope, m.profile, m.wing)
 
 
 _ACTIVE, _SUPERSEDED, _FORGOTTEN = 0, 1, 2
