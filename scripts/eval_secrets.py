@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Evaluate automem's secret patterns (automem.text) on tests/data/secret_shapes.json.
+
+A secret shape is caught when the write path's check finds it (`find_secret` on the normalised text) and
+`redact_secrets` leaves none of its secret substrings, in the raw text and in the normalised text. A look-alike
+survives when `find_secret` finds nothing and `redact_secrets` changes nothing. Figures per split: `tune` (what the
+patterns were written against) and `holdout` (written at the same time, not looked at while tuning).
+
+    python scripts/eval_secrets.py [--split tune|holdout] [--failures] [--json]
+
+Exit 1 when a secret is missed or a look-alike is changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from automem.text import find_secret, normalise, redact_secrets  # noqa: E402
+
+DEFAULT_FILE = REPO / "tests" / "data" / "secret_shapes.json"
+
+
+def load(path: Path = DEFAULT_FILE) -> dict:
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def secret_failure(entry: dict) -> str | None:
+    """Why a secret shape is not caught (None: caught)."""
+    text = entry["text"]
+    if find_secret(normalise(text)) is None:
+        return "not detected"
+    for form in (text, normalise(text)):
+        redacted = redact_secrets(form)
+        left = [s for s in entry["secret"] if normalise(s) in redacted or s in redacted]
+        if left:
+            return f"left after redaction: {left[0]!r} in {redacted!r}"
+    return None
+
+
+def lookalike_failure(entry: dict) -> str | None:
+    """Why a look-alike does not survive (None: survives)."""
+    text = entry["text"]
+    kind = find_secret(normalise(text))
+    if kind is not None:
+        return f"detected as {kind}"
+    if redact_secrets(text) != text:
+        return f"changed to {redact_secrets(text)!r}"
+    return None
+
+
+def evaluate(data: dict, split: str | None = None) -> dict:
+    out: dict = {}
+    for name in ("tune", "holdout"):
+        if split and name != split:
+            continue
+        secrets = [e for e in data["secrets"] if e["split"] == name]
+        looks = [e for e in data["lookalikes"] if e["split"] == name]
+        missed = [(e["id"], why) for e in secrets if (why := secret_failure(e))]
+        changed = [(e["id"], why) for e in looks if (why := lookalike_failure(e))]
+        out[name] = {"secrets": len(secrets), "caught": len(secrets) - len(missed), "missed": missed,
+                     "lookalikes": len(looks), "survived": len(looks) - len(changed), "changed": changed}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--file", type=Path, default=DEFAULT_FILE)
+    ap.add_argument("--split", choices=("tune", "holdout"))
+    ap.add_argument("--failures", action="store_true", help="list every miss")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    result = evaluate(load(args.file), args.split)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=1))
+    else:
+        for name, r in result.items():
+            print(f"{name:<8} secrets caught {r['caught']}/{r['secrets']} "
+                  f"({100.0 * r['caught'] / max(1, r['secrets']):.1f}%), look-alikes unchanged "
+                  f"{r['survived']}/{r['lookalikes']} ({100.0 * r['survived'] / max(1, r['lookalikes']):.1f}%)")
+            if args.failures:
+                for rid, why in r["missed"]:
+                    print(f"  missed  {rid}: {why}")
+                for rid, why in r["changed"]:
+                    print(f"  changed {rid}: {why}")
+    return 1 if any(r["missed"] or r["changed"] for r in result.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
