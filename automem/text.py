@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
+from dataclasses import dataclass
+from typing import Callable, Iterator
 
 # Every block automem injects into a conversation starts with this line (recall.py prints it). A block runs to
 # RECALL_END when present, else to the end of the message (injected context is appended after the user's text).
@@ -57,45 +60,182 @@ MIN_CHARS = 5
 MAX_CHARS = 200
 
 _SPACE = re.compile(r"\s+")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# automem's own fences; text that carries one is not a memory (it would open or close a recall block).
+FENCE_MARKERS = (RECALL_MARKER, RECALL_END, "<memory-context>", "</memory-context>")
+_FENCE = re.compile(r"\[/?automem:recall\]|<\s*/?\s*memory-context\s*>", re.IGNORECASE)
 
-# (name, pattern). Ordered from the most specific to the most generic, so a redaction names what it found.
-SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
-    ("private key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)")),
-    ("API key", re.compile(r"\bsk-(?:ant-|proj-|or-v1-)?[A-Za-z0-9_\-]{16,}")),
-    ("API key", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
-    ("API key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}")),
-    ("API key", re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}")),
-    ("API key", re.compile(r"\b[0-9a-f]{32}\.[A-Za-z0-9]{16}\b")),  # Zhipu keys: id.secret
-    ("token", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),  # JWT
-    ("bearer token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{12,}")),
-    ("password", re.compile(
-        r"(?i)(?:password|passwd|passphrase|pwd|密码|口令)\s*(?:is|=|:|：|是|为|為)\s*[\"'“]?[^\s\"'”，。,;；]{3,}")),
-    ("credential", re.compile(
+
+@dataclass(frozen=True)
+class SecretPattern:
+    """One shape of secret. `group` is the part replaced (0: the whole match, else the value after its label);
+    `check`, when given, must accept that part (it keeps look-alikes such as "password manager" out)."""
+
+    kind: str
+    regex: re.Pattern
+    group: int | str = 0
+    check: Callable[[str], bool] | None = None
+
+    def spans(self, text: str) -> Iterator[tuple[int, int]]:
+        for m in self.regex.finditer(text):
+            value = m.group(self.group)
+            if value and not value.startswith("[REDACTED") and (self.check is None or self.check(value)):
+                yield m.span(self.group)
+
+
+def _has_digit_or_symbol(value: str) -> bool:
+    core = value.rstrip(".,;:!?)]}\"'”’")
+    return len(core) >= 3 and any(not c.isalpha() for c in core)
+
+
+# Words that follow "password is" in ordinary sentences ("the password is required").
+_NOT_A_PASSWORD = frozenset("""required needed wrong incorrect invalid expired missing empty set changed reset
+    too not the a an my your our their stored saved secure weak strong long short case sensitive protected hashed
+    encrypted rotated shared same different unknown forgotten lost correct ok fine there here in on at for of to""".split())
+
+
+def _stated_password(value: str) -> bool:
+    core = value.strip("\"'“”‘’").rstrip(".,;:!?)]}")
+    return len(core) >= 3 and core.lower() not in _NOT_A_PASSWORD
+
+
+def _looks_random(value: str) -> bool:
+    """A machine-made token: long, upper and lower case and digits, and the character class changes at most
+    positions (random base62 about 60 %, CamelCase words about 30 %). Pure hex (hashes, commit ids) is not."""
+    core = value.strip("=")
+    alnum = [c for c in core if c.isalnum()]
+    if len(alnum) < 24 or all(c in "0123456789abcdefABCDEF" for c in alnum):
+        return False
+    digits = sum(c.isdigit() for c in alnum)
+    upper = sum(c.isupper() for c in alnum)
+    lower = sum(c.islower() for c in alnum)
+    if digits < 2 or upper < 2 or lower < 2:
+        return False
+
+    def cls(c: str) -> int:
+        return 0 if c.isdigit() else 1 if c.isupper() else 2
+
+    switches = sum(cls(a) != cls(b) for a, b in zip(alnum, alnum[1:]))
+    return switches / (len(alnum) - 1) >= 0.45
+
+
+_V = r"""(?:"[^"\s]{3,}"|'[^'\s]{3,}'|[^\s"',;]{3,})"""  # an assigned value: quoted or bare
+_PW_WORDS = r"(?:\b(?:pass(?:word|wd|phrase|code)s?|pwd)|密码|口令)"
+
+# Ordered from the most specific to the most generic, so a redaction names what it found.
+SECRET_PATTERNS: list[SecretPattern] = [
+    SecretPattern("private key", re.compile(
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)")),
+    # Key bodies without their PEM lines: DER private keys (PKCS#1 / PKCS#8 / EC) and OpenSSH keys, base64.
+    SecretPattern("private key", re.compile(
+        r"\b(?:MII[A-Za-z0-9+/]{2}(?:AgEAA|IBAA|QIBADAN)|MHcCAQEE|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=]{16,}")),
+    SecretPattern("API key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}")),  # Stripe
+    SecretPattern("API key", re.compile(r"\bsk-(?:ant-|proj-|or-v1-)?[A-Za-z0-9_\-]{16,}")),
+    SecretPattern("API key", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
+    SecretPattern("API key", re.compile(r"\bgl(?:pat|dt|rt|cbt|ptt|ft|soat)-[A-Za-z0-9_\-]{20,}")),  # GitLab
+    SecretPattern("API key", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),  # Hugging Face
+    SecretPattern("API key", re.compile(r"\bnpm_[A-Za-z0-9]{36,}")),
+    SecretPattern("API key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    SecretPattern("API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}")),
+    SecretPattern("API key", re.compile(r"\bxox[abeprs]-[A-Za-z0-9\-]{10,}")),
+    SecretPattern("API key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}")),  # SendGrid
+    SecretPattern("API key", re.compile(r"\b[0-9a-f]{32}\.[A-Za-z0-9]{16}\b")),  # Zhipu keys: id.secret
+    SecretPattern("token", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),  # JWT
+    SecretPattern("webhook secret", re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_\-]{16,})"),
+                  group=1),
+    # scheme://user:password@host (the password may hold '@': the last one before the host ends it)
+    SecretPattern("password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]*:(?P<v>[^\s/]+)@[^\s/@]+"), group="v"),
+    SecretPattern("auth header", re.compile(
+        r"(?i)\bauthorization\s*[:=]\s*(?:basic|bearer|token|digest|apikey)?\s*(?P<v>[A-Za-z0-9._~+/=\-]{8,})"),
+        group="v"),
+    SecretPattern("auth header", re.compile(r"(?i)\bx-[a-z0-9\-]*(?:key|token|auth|secret)\s*:\s*(?P<v>\S{8,})"),
+                  group="v"),
+    SecretPattern("bearer token", re.compile(r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=\-]{12,})"), group="v"),
+    SecretPattern("basic auth", re.compile(r"\b[Bb]asic\s+(?P<v>[A-Za-z0-9+/]{12,}={0,2})"), group="v",
+                  check=lambda v: v.endswith("=") or any(c.isdigit() for c in v) or (v.lower() != v and v.upper() != v)),
+    # command-line password flags: mysql -pSECRET, sshpass -p SECRET, --password=SECRET, curl -u user:SECRET
+    SecretPattern("password", re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<v>[^\s\-]\S*)"),
+                  group="v"),
+    SecretPattern("password", re.compile(r"\bsshpass\s+-p\s*(?P<v>" + _V + ")"), group="v"),
+    SecretPattern("password", re.compile(r"(?i)--pass(?:word|wd)?(?:=|\s+)(?P<v>" + _V + ")"), group="v"),
+    SecretPattern("password", re.compile(r"(?:\s-u|--user)\s+[^\s:]+:(?P<v>\S{3,})"), group="v"),
+    # KEY=value: env style (`*_KEY=`, `*_TOKEN=`, `*_SECRET=`, `*PASSWORD*=`) and connection strings
+    SecretPattern("credential", re.compile(
+        r"(?i)\b[A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PWD|_PASS|PASSWORD|PASSWD|ACCOUNTKEY|SHAREDACCESSKEY)[A-Z0-9_]*"
+        r"\s*[=:]\s*(?P<v>" + _V + ")"), group="v"),
+    SecretPattern("credential", re.compile(r"(?i)(?:^|[;\s])(?:pwd|password|accountkey|sharedaccesskey)\s*=\s*(?P<v>[^;\s]{3,})"),
+                  group="v"),
+    # a password stated in words: "password: x", "the password for the NAS is x", "密码是 x", "银行卡密码 739264"
+    SecretPattern("password", re.compile(
+        r"(?i)" + _PW_WORDS + r"(?:\s+(?:for|of|to)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:is|was|=|:|：|是|为|為)\s*"
+        r"(?P<v>[\"'“‘]?[A-Za-z0-9!@#$%^&*()_+\-=.~?/\\|<>]{3,}[\"'”’]?)"), group="v", check=_stated_password),
+    SecretPattern("password", re.compile(r"(?i)" + _PW_WORDS + r"\s*(?P<v>[A-Za-z0-9!@#$%^&*_+\-=.~]{3,})"),
+                  group="v", check=_has_digit_or_symbol),
+    SecretPattern("credential", re.compile(
         r"(?i)\b(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?token|auth[_\- ]?token|token|client[_\- ]?secret)"
-        r"\s*(?:is|=|:|：|是|为)\s*[\"']?[A-Za-z0-9._~+/=\-]{12,}")),
+        r"\s*(?:is|=|:|：|是|为)\s*[\"']?(?P<v>[A-Za-z0-9._~+/=\-]{12,})"), group="v"),
+    # the safety net: a long machine-made token of no known shape
+    SecretPattern("token", re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{24,}={0,2}"), check=_looks_random),
 ]
 
 
 def normalise(text: str) -> str:
-    """NFKC (full-width letters, digits and punctuation to half-width), whitespace folded, ends trimmed."""
-    text = unicodedata.normalize("NFKC", text)
+    """NFKC (full-width letters, digits and punctuation to half-width), whitespace folded, ends trimmed; a lone
+    surrogate (undecodable bytes from a command line or a broken client) becomes U+FFFD."""
+    text = unicodedata.normalize("NFKC", scrub_surrogates(text))
     return _SPACE.sub(" ", text).strip()
+
+
+def scrub_surrogates(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD, so it can be written as UTF-8."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def secret_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every secret in `text`, left to right, overlaps merged (the earlier pattern names it)."""
+    found: list[tuple[int, int, str]] = []
+    for pattern in SECRET_PATTERNS:
+        for start, end in pattern.spans(text):
+            found.append((start, end, pattern.kind))
+    found.sort(key=lambda s: (s[0], -s[1]))
+    merged: list[tuple[int, int, str]] = []
+    for start, end, kind in found:
+        if merged and start < merged[-1][1]:
+            last = merged[-1]
+            merged[-1] = (last[0], max(last[1], end), last[2])
+        else:
+            merged.append((start, end, kind))
+    return merged
 
 
 def find_secret(text: str) -> str | None:
     """The kind of secret in `text` ("API key", "password", ...), or None."""
-    for name, pattern in SECRET_PATTERNS:
-        if pattern.search(text):
-            return name
+    for pattern in SECRET_PATTERNS:
+        for _ in pattern.spans(text):
+            return pattern.kind
     return None
 
 
-def redact_secrets(text: str) -> str:
-    """Replace every secret with `[REDACTED <kind>]` before text leaves the machine or reaches the store."""
-    for name, pattern in SECRET_PATTERNS:
-        text = pattern.sub(f"[REDACTED {name}]", text)
-    return text
+def redact_secrets(text: str, placeholder: str | None = None) -> str:
+    """Replace every secret with `[REDACTED <kind>]` (or `placeholder`) before text leaves the machine or reaches
+    a file. Labels stay ("password: [REDACTED password]"), so what remains still reads."""
+    if not text:
+        return text
+    spans = secret_spans(text)
+    if not spans:
+        return text
+    out, pos = [], 0
+    for start, end, kind in spans:
+        out.append(text[pos:start])
+        out.append(placeholder if placeholder is not None else f"[REDACTED {kind}]")
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def text_digest(text: str) -> str:
+    """A short hash of normalised text: what logs and tombstones keep instead of a memory's words."""
+    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()[:16]
 
 
 def validate(text: object) -> tuple[str | None, str | None]:

@@ -33,7 +33,7 @@ from ..errors import AutomemError, UsageError
 from ..log import log_event
 from ..core.memory import memory_id
 from ..paths import PACKAGE_PARENT, Location, ensure_private_dir
-from ..text import SECRET_PATTERNS, neutralise_fences, normalise
+from ..text import neutralise_fences, normalise, redact_secrets
 
 from ..text import RECALL_END, RECALL_MARKER, recall_block  # recalled context is never extracted again
 
@@ -254,9 +254,7 @@ def parent_task_ids(conn: sqlite3.Connection, task_id: str) -> list[str]:
 # -- the memory of a run (plain functions) --------------------------------------------------------------------------
 def scrub(text: str) -> str:
     """Secrets out of board text before it becomes a memory (the run row itself is not ours to change)."""
-    for _, pattern in SECRET_PATTERNS:
-        text = pattern.sub("(secret removed)", text)
-    return text
+    return redact_secrets(text, placeholder="(secret removed)")
 
 
 def _cut(text: str, limit: int) -> str:
