@@ -61,9 +61,6 @@ MAX_CHARS = 200
 
 _SPACE = re.compile(r"\s+")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-# automem's own fences; text that carries one is not a memory (it would open or close a recall block).
-FENCE_MARKERS = (RECALL_MARKER, RECALL_END, "<memory-context>", "</memory-context>")
-_FENCE = re.compile(r"\[/?automem:recall\]|<\s*/?\s*memory-context\s*>", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -75,8 +72,11 @@ class SecretPattern:
     regex: re.Pattern
     group: int | str = 0
     check: Callable[[str], bool] | None = None
+    needle: str = ""  # a literal every match contains: text without it is skipped at once
 
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
+        if self.needle and self.needle not in text:
+            return
         for m in self.regex.finditer(text):
             value = m.group(self.group)
             if value and not value.startswith("[REDACTED") and (self.check is None or self.check(value)):
@@ -140,11 +140,14 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("API key", re.compile(r"\bxox[abeprs]-[A-Za-z0-9\-]{10,}")),
     SecretPattern("API key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}")),  # SendGrid
     SecretPattern("API key", re.compile(r"\b[0-9a-f]{32}\.[A-Za-z0-9]{16}\b")),  # Zhipu keys: id.secret
+    SecretPattern("API key", re.compile(r"\bshp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}\b")),  # Shopify
+    SecretPattern("API key", re.compile(r"\bkey-[0-9a-f]{32}\b")),  # Mailgun
     SecretPattern("token", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),  # JWT
     SecretPattern("webhook secret", re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_\-]{16,})"),
                   group=1),
     # scheme://user:password@host (the password may hold '@': the last one before the host ends it)
-    SecretPattern("password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]*:(?P<v>[^\s/]+)@[^\s/@]+"), group="v"),
+    SecretPattern("password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]*:(?P<v>[^\s/]+)@[^\s/@]+"), group="v",
+                  needle="://"),
     SecretPattern("auth header", re.compile(
         r"(?i)\bauthorization\s*[:=]\s*(?:basic|bearer|token|digest|apikey)?\s*(?P<v>[A-Za-z0-9._~+/=\-]{8,})"),
         group="v"),
@@ -157,6 +160,8 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("password", re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<v>[^\s\-]\S*)"),
                   group="v"),
     SecretPattern("password", re.compile(r"\bsshpass\s+-p\s*(?P<v>" + _V + ")"), group="v"),
+    SecretPattern("password", re.compile(r"\b(?:docker|podman|buildah|skopeo|helm|oras)\s+(?:registry\s+)?login\b"
+                                         r"[^\n]*?\s-p\s+(?P<v>" + _V + ")"), group="v"),
     SecretPattern("password", re.compile(r"(?i)--pass(?:word|wd)?(?:=|\s+)(?P<v>" + _V + ")"), group="v"),
     SecretPattern("password", re.compile(r"(?:\s-u|--user)\s+[^\s:]+:(?P<v>\S{3,})"), group="v"),
     # KEY=value: env style (`*_KEY=`, `*_TOKEN=`, `*_SECRET=`, `*PASSWORD*=`) and connection strings
@@ -171,6 +176,12 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"(?P<v>[\"'“‘]?[A-Za-z0-9!@#$%^&*()_+\-=.~?/\\|<>]{3,}[\"'”’]?)"), group="v", check=_stated_password),
     SecretPattern("password", re.compile(r"(?i)" + _PW_WORDS + r"\s*(?P<v>[A-Za-z0-9!@#$%^&*_+\-=.~]{3,})"),
                   group="v", check=_has_digit_or_symbol),
+    # a PIN (digits), and "pass: x" (a label only when the value has a digit or a symbol)
+    SecretPattern("password", re.compile(
+        r"(?:\bPIN|\b[Pp]in\s+(?:code|number))(?:\s+(?:for|of|to)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:is|was|=|:|：)\s*"
+        r"(?P<v>\d{4,}#?)"), group="v"),
+    SecretPattern("password", re.compile(r"(?i)\bpass\s*[:：=]\s*(?P<v>" + _V + ")"), group="v",
+                  check=_has_digit_or_symbol),
     SecretPattern("credential", re.compile(
         r"(?i)\b(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?token|auth[_\- ]?token|token|client[_\- ]?secret)"
         r"\s*(?:is|=|:|：|是|为)\s*[\"']?(?P<v>[A-Za-z0-9._~+/=\-]{12,})"), group="v"),

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ..text import RECALL_END, RECALL_MARKER, redact_secrets
+from ..text import RECALL_END, RECALL_MARKER, redact_secrets, scrub_surrogates
 
 ROLES = ("user", "assistant")
 PREFIX = {"user": "用户", "assistant": "助手"}  # the seed's line prefixes
@@ -27,6 +27,7 @@ SEPARATOR = "："
 # Text longer than this is cut before secrets are redacted (bounds the regex work on a pasted megabyte); the
 # private-key pattern also matches an unterminated block, so a cut inside a key still redacts all of it.
 _PRE_CUT = 8000
+_REDACT_MARGIN = 1000  # longer than any secret shape but a private key (whose pattern also matches a cut-off block)
 
 _MEMORY_CONTEXT = re.compile(r"<\s*memory-context\s*>[\s\S]*?(?:</\s*memory-context\s*>|$)", re.IGNORECASE)
 _FENCE_TAG = re.compile(r"</?\s*memory-context\s*>", re.IGNORECASE)
@@ -95,13 +96,14 @@ class Transcript:
 
 def clean_message(content: Any, message_chars: int = 500) -> str:
     """One message's text, injected context removed, secrets redacted, cut to `message_chars`."""
-    text = content_text(content)
+    text = scrub_surrogates(content_text(content))  # one undecodable character must not fail the whole job
     if not text:
         return ""
     text = strip_injected(text[:_PRE_CUT] if len(text) > _PRE_CUT else text)
     if text.startswith(SYSTEM_MESSAGE_PREFIXES):
         return ""
-    text = redact_secrets(text).strip()
+    # Only the head is kept; it is redacted with a margin, so a secret cut at the boundary is redacted whole.
+    text = redact_secrets(text[:message_chars + _REDACT_MARGIN]).strip()
     return text[:message_chars].rstrip()
 
 
