@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
 DIR_MODE = 0o700
+FILE_MODE = 0o600
+# Hermes 0.19's rule for a profile folder's name (hermes_cli.profiles.validate_profile_name), plus `default`.
+_PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 # The folder that holds the `automem` package: a checkout (or site-packages). Child processes put it on
 # PYTHONPATH so they import this very automem.
 PACKAGE_PARENT = Path(__file__).resolve().parent.parent
@@ -94,3 +99,53 @@ def ensure_private_dir(path: Path) -> None:
         os.chmod(path, DIR_MODE)
     except OSError:
         pass
+
+
+def profile_name_problem(name: object) -> str | None:
+    """Why `name` cannot be a profile (None: it can). The rule is Hermes' own, so `--profile ../x` never reaches
+    a path."""
+    if not isinstance(name, str) or not name:
+        return "a profile name cannot be empty"
+    if name == "default" or _PROFILE_NAME.match(name):
+        return None
+    return (f"not a profile name: {name!r} (Hermes' rule: lower-case letters, digits, '-' and '_', starting with a "
+            f"letter or digit, at most 64 characters)")
+
+
+def open_private(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8"):
+    """Open a file for writing that only its owner can read (0600 whatever the umask; an existing file too)."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if "a" in mode else os.O_TRUNC)
+    fd = os.open(path, flags, FILE_MODE)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        return os.fdopen(fd, mode, encoding=None if "b" in mode else encoding)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace `path` atomically with `text` (UTF-8), owner-only."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open_private(tmp) as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def make_private(top: Path) -> None:
+    """Every folder under `top` 0700 and every file 0600 (for files other libraries create: Chroma's). Missing
+    files are skipped: another process may be rewriting them."""
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name, mode in [(dirpath, DIR_MODE)] + [(os.path.join(dirpath, f), FILE_MODE) for f in filenames]:
+            try:
+                st = os.lstat(name)
+                if (st.st_mode & 0o777) != mode and not os.path.islink(name):
+                    os.chmod(name, mode)
+            except OSError:
+                pass
+
+
+def sqlite_ro_uri(path: str | os.PathLike) -> str:
+    """A read-only SQLite URI for `path`. The path is percent-quoted: a `?` or `#` in a folder name would
+    otherwise end the path and open another file (read-write)."""
+    return f"file:{urllib.parse.quote(str(Path(path).absolute()))}?mode=ro"

@@ -98,7 +98,7 @@ def test_shared_wings_are_configurable(location):
     s2.close()
 
 
-def test_forgotten_and_superseded_are_never_recalled_but_listed_with_all(store):
+def test_forgotten_and_superseded_are_never_recalled_superseded_listed_with_all(store):
     [old] = remember(store, [Candidate("项目用Python 3.11", wing="instruction")])
     [upd] = remember(store, [Candidate("项目改用Python 3.12", wing="instruction")])
     assert upd.action == "update" and upd.matched_id == old.id
@@ -111,16 +111,29 @@ def test_forgotten_and_superseded_are_never_recalled_but_listed_with_all(store):
     assert old.id not in hits and gone.id not in hits
     every = {m.id: m for m in store.list(profile="default", include_hidden=True)}
     assert every[old.id].status == "superseded" and every[old.id].superseded_by == upd.id
-    assert every[gone.id].status == "forgotten"
+    assert gone.id not in every and store.get([gone.id]) == []  # forgotten: deleted, words and vector
+    [tomb] = store.tombstones()
+    assert tomb["id"] == gone.id and tomb["profile"] == "default" and tomb["wing"] == "user"
+    assert "I use vim" not in str(tomb) and len(tomb["text_sha"]) == 32
 
 
 def test_an_automatic_source_does_not_bring_back_a_forgotten_memory(store):
     [d] = remember(store, [Candidate("I use vim, not nano", wing="user")])
     store.forget([d.id])
-    [again] = remember(store, [Candidate("I use vim, not nano", wing="user", room="auto-extract")])
-    assert again.action == "rejected" and "forgot" in again.reason
+    for room in ("auto-extract", "builtin-mirror", "kanban"):
+        [again] = remember(store, [Candidate("I use vim, not nano", wing="user", room=room)])
+        assert again.action == "rejected" and "forgot" in again.reason, room
+    # the same words in another wing of the same profile are the same forgotten fact
+    [other_wing] = remember(store, [Candidate("I use vim, not nano", wing="instruction", room="auto-extract")])
+    assert other_wing.action == "rejected"
+    # another profile's memory of the same words is not this user's forget
+    [theirs] = remember(store, [Candidate("I use vim, not nano", wing="user", profile="editor", room="auto-extract")])
+    assert theirs.action == "new"
     [explicit] = remember(store, [Candidate("I use vim, not nano", wing="user", room="cli")])
     assert explicit.action == "new" and store.get([d.id])[0].status == "active"
+    assert store.tombstones() == []  # restored: the tombstone is gone
+    [auto] = remember(store, [Candidate("I use vim, not nano", wing="user", room="auto-extract")])
+    assert auto.action == "duplicate"
 
 
 def test_the_write_path_rejects_bad_input_with_a_reason(store):

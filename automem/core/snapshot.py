@@ -9,13 +9,12 @@ finds it stale (another generation, or on a Chroma server older than `SERVER_CAC
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
 from ..config import Config
-from ..paths import Location, ensure_private_dir
+from ..paths import Location, ensure_private_dir, write_private
 from .memory import CATEGORY_OF_WING
 
 CACHE_VERSION = 2  # 2: items carry their scope
@@ -126,11 +125,7 @@ def refresh_cache(store) -> dict:
 
 def write_cache(location: Location, data: dict) -> None:
     ensure_private_dir(location.cache_dir)
-    path = cache_path(location)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False)
-    os.replace(tmp, path)
+    write_private(cache_path(location), json.dumps(data, ensure_ascii=False))
 
 
 def newest_first(item: RecallItem) -> tuple:

@@ -15,7 +15,7 @@ from .dedup import Neighbour, Thresholds, Verdict, decide, settle
 from ..log import log_event
 from .memory import OWNER, WINGS, Memory, memory_id
 from .visibility import is_visible
-from ..text import looks_like_injection, validate
+from ..text import looks_like_injection, redact_secrets, scrub_surrogates, validate
 
 # A judge settles borderline pairs in one batched call: (candidate, existing) -> "duplicate" | "update" | "new".
 Judge = Callable[[list[tuple[str, str]]], list[str]]
@@ -97,8 +97,9 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
             norm, reason = None, "reads as an order to the model to drop its instructions (prompt injection)"
         if norm is None or cand.wing not in WINGS:
             reason = reason or f"unknown wing {cand.wing!r} (wings: {', '.join(WINGS)})"
-            decisions[i] = Decision("rejected", None, None, reason, str(cand.text)[:200], cand.wing, cand.profile,
-                                    cand.scope)
+            # What is echoed back (to the CLI, the agent) has its secrets redacted; the log keeps only a hash.
+            shown = redact_secrets(scrub_surrogates(str(cand.text)))[:200]
+            decisions[i] = Decision("rejected", None, None, reason, shown, cand.wing, cand.profile, cand.scope)
         else:
             valid.append((i, cand, norm))
 
@@ -190,6 +191,9 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
             changed[mid] = found[0]
         return changed[mid]
 
+    # A memory the user forgot stays forgotten for automatic sources (its tombstone: same id, or same words).
+    forgotten = store.forgotten_among([(p.id, p.candidate.profile, p.text) for p in plans
+                                       if p.candidate.room in AUTOMATIC_ROOMS])
     out = []
     for plan in plans:
         cand, verdict = plan.candidate, plan.verdict
@@ -197,7 +201,8 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
         def decision(action: str, id_: str | None, reason: str) -> Decision:
             return Decision(action, id_, verdict.matched_id, reason, plan.text, cand.wing, cand.profile, cand.scope)
 
-        if plan.existing is not None and plan.existing.status == "forgotten" and cand.room in AUTOMATIC_ROOMS:
+        if cand.room in AUTOMATIC_ROOMS and (plan.id in forgotten or (
+                plan.existing is not None and plan.existing.status == "forgotten")):
             out.append(decision("rejected", None, "the user forgot this memory earlier; only an explicit add restores it"))
             continue
         if verdict.action == "duplicate":

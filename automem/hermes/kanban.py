@@ -32,7 +32,7 @@ from ..config import Config
 from ..errors import AutomemError, UsageError
 from ..log import log_event
 from ..core.memory import memory_id
-from ..paths import PACKAGE_PARENT, Location, ensure_private_dir
+from ..paths import PACKAGE_PARENT, Location, ensure_private_dir, sqlite_ro_uri, write_private
 from ..text import neutralise_fences, normalise, redact_secrets
 
 from ..text import RECALL_END, RECALL_MARKER, recall_block  # recalled context is never extracted again
@@ -139,7 +139,7 @@ def open_board(path: Path) -> sqlite3.Connection:
     if not path.is_file():
         raise BoardNotFound(f"no kanban board at {path}; create one with `hermes kanban init` or pass --board")
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
+        conn = sqlite3.connect(sqlite_ro_uri(path), uri=True, timeout=5.0)
         conn.row_factory = sqlite3.Row
         conn.execute("SELECT 1 FROM task_runs LIMIT 1")
     except sqlite3.Error as exc:
@@ -337,10 +337,8 @@ def _load_state(path: Path) -> SyncState:
 
 def _save_state(path: Path, state: SyncState) -> None:
     ensure_private_dir(path.parent)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     state = state.normalised()
-    tmp.write_text(json.dumps({"cursor": state.cursor, "recorded": state.recorded}), encoding="utf-8")
-    os.replace(tmp, path)
+    write_private(path, json.dumps({"cursor": state.cursor, "recorded": state.recorded}))
 
 
 SYNC_LOCK_TIMEOUT_S = 60.0

@@ -23,7 +23,7 @@ from ..config import Config, load_config
 from ..log import log_event
 from ..core.memory import CATEGORY_OF_WING, WING_OF_CATEGORY, WINGS
 from ..core.identity import OWNER_IDENTITY, Identity
-from ..paths import Location
+from ..paths import Location, sqlite_ro_uri
 
 ROOM_TOOL = "tool"
 ROOM_MIRROR = "builtin-mirror"
@@ -199,7 +199,7 @@ def read_state_transcript(profile_home: Path, session_id: str) -> list[dict]:
     path = Path(profile_home) / "state.db"
     if not session_id or not path.is_file():
         return []
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+    conn = sqlite3.connect(sqlite_ro_uri(path), uri=True, timeout=5)
     try:
         cols = {row[1] for row in conn.execute("PRAGMA table_info(messages)")}
         active = " AND active = 1" if "active" in cols else ""
