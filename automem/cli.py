@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, Callable, Iterable
 
@@ -16,6 +17,13 @@ from . import __version__
 from .errors import AutomemError, UsageError
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, "Context"], int]] = {}
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (and exit 2), like every other bad input."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's signature
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
 class Context:
@@ -32,7 +40,7 @@ class Context:
         if self._location is None:
             from .paths import Location
 
-            self._location = Location.resolve(self.args.hermes_home, self.args.profile)
+            self._location = Location.resolve(self.args.hermes_home, one_profile(self.args))
         return self._location
 
     @property
@@ -87,24 +95,59 @@ def command(name: str):
     return register
 
 
-def _common() -> argparse.ArgumentParser:
+def _common(defaults: bool) -> argparse.ArgumentParser:
+    """The options every command takes, before or after its name. The top level holds the defaults; a
+    subcommand's copies default to SUPPRESS, so `automem --json list` and `automem list --json` are the same (a
+    subcommand's own default would otherwise overwrite what was given before it)."""
     common = argparse.ArgumentParser(add_help=False)
     g = common.add_argument_group("common options")
-    g.add_argument("--hermes-home", metavar="DIR", default=None,
+
+    def default(value):
+        return value if defaults else argparse.SUPPRESS
+
+    g.add_argument("--hermes-home", metavar="DIR", default=default(None),
                    help="Hermes home (default: $HERMES_HOME, else ~/.hermes); a profile's home selects that profile")
-    g.add_argument("--profile", metavar="NAME", default=None,
-                   help="profile to act as (default: the one the home points at, else `default`)")
-    g.add_argument("--user", metavar="WHO", default=None,
+    g.add_argument("--profile", metavar="NAME", action="append", default=default(None),
+                   help="profile to act as (default: the one the home points at, else `default`); install, "
+                        "uninstall and doctor take it several times")
+    g.add_argument("--user", metavar="WHO", default=default(None),
                    help="whose memories: a gateway user as <platform>:<user id> (e.g. telegram:123456789), a chat "
                         "as chat:<platform>:<chat id>, or owner (the default: the owner's profile-wide memory)")
-    g.add_argument("--json", action="store_true", help="machine output: one JSON object (per line for streams)")
+    g.add_argument("--json", action="store_true", default=default(False),
+                   help="machine output: one JSON object (per line for streams)")
     return common
 
 
+MULTI_PROFILE_COMMANDS = ("install", "uninstall", "doctor")
+
+
+def one_profile(args: argparse.Namespace) -> str | None:
+    profiles = args.profile or []
+    return profiles[-1] if profiles else None
+
+
+def check_common(args: argparse.Namespace) -> None:
+    """Refuse what would act on the wrong home or profile (exit 2), for every command alike."""
+    from .paths import profile_name_problem
+
+    if args.hermes_home is not None and not str(args.hermes_home).strip():
+        raise UsageError("--hermes-home is empty; give a folder, or leave the option out to use $HERMES_HOME "
+                         "(else ~/.hermes)")
+    for name in args.profile or []:
+        problem = profile_name_problem(name)
+        if problem:
+            raise UsageError(f"--profile: {problem}")
+    if len(args.profile or []) > 1 and args.command not in MULTI_PROFILE_COMMANDS:
+        raise UsageError(f"--profile given {len(args.profile)} times; `{args.command}` acts as one profile "
+                         f"(only {', '.join(MULTI_PROFILE_COMMANDS)} take several)")
+    if getattr(args, "user", None) is not None and args.command in MULTI_PROFILE_COMMANDS:
+        raise UsageError(f"--user does not apply to `{args.command}` (it acts on profiles, not on memories)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    common = _common()
-    parser = argparse.ArgumentParser(
-        prog="automem", description="Automatic long-term memory for Hermes Agent.", parents=[common])
+    common = _common(defaults=False)
+    parser = Parser(prog="automem", description="Automatic long-term memory for Hermes Agent.",
+                    parents=[_common(defaults=True)])
     parser.add_argument("--version", action="version", version=f"automem {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -123,19 +166,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("list", "memories, newest first")
     p.add_argument("--wing", choices=("user", "episodic", "instruction"))
-    p.add_argument("--all", action="store_true", help="also superseded and forgotten ones")
+    p.add_argument("--all", action="store_true", help="also superseded ones, and the ids of forgotten ones")
     p.add_argument("--all-profiles", action="store_true", help="every profile's memories, not just visible ones")
     p.add_argument("--all-users", action="store_true", help="every person's and chat's memories, not just --user's")
     p.add_argument("--limit", type=int, default=None)
 
-    p = add("forget", "mark memories forgotten (never recalled again; kept for list --all and export)")
+    p = add("forget", "forget memories for good: their words and vectors are deleted everywhere automem keeps them; "
+                      "only the id and a hash stay, so automatic sources cannot bring them back (an explicit add can)")
     p.add_argument("ids", nargs="+", metavar="ID")
 
-    p = add("export", "every memory of every profile as JSONL (ids, text, metadata, status)")
+    p = add("export", "every memory of every profile as JSONL (ids, text, metadata, status), owner-only file")
     p.add_argument("file", nargs="?", help="output file (default: stdout)")
+    p.add_argument("--forgotten", action="store_true",
+                   help="also the forgotten memories: id, hash and metadata, never their words")
 
-    p = add("import", "store memories from an export, exactly as exported")
+    p = add("import", "store memories from an export, exactly as exported, each checked as `add` checks it")
     p.add_argument("file", help='JSONL from `automem export` ("-" for stdin)')
+    p.add_argument("--skip-invalid", action="store_true",
+                   help="import the valid lines and report the others (default: an invalid line imports nothing)")
 
     add("stats", "counts per profile / wing / status, and the extraction spool")
 
@@ -186,31 +234,110 @@ def _print_decision(ctx: Context, d) -> None:
     ctx.emit(d.to_json(), f"{d.action:<9} {d.id or '-':<26} [{d.wing}] {text}{extra}  ({d.reason})")
 
 
-def _read_jsonl(path: str) -> Iterable[tuple[int, dict]]:
-    fh = sys.stdin if path == "-" else None
+MAX_JSON_DEPTH = 64  # deeper nesting is not a memory file; json would recurse until it fails
+
+
+def read_input(path: str) -> bytes:
+    """The bytes of FILE, or of stdin for "-"; a missing or unreadable file is a usage error."""
+    if path == "-":
+        return sys.stdin.buffer.read()
     try:
-        fh = fh or open(path, encoding="utf-8")
+        with open(path, "rb") as fh:
+            return fh.read()
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def decode_utf8(raw: bytes, where: str) -> str:
     try:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise UsageError(f"{path}:{n}: not JSON ({exc.msg})") from None
-            if not isinstance(obj, dict):
-                raise UsageError(f"{path}:{n}: expected a JSON object")
-            yield n, obj
-    finally:
-        if fh is not sys.stdin:
-            fh.close()
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{where}: not valid UTF-8 (byte {exc.start + 1}); save the file as UTF-8") from None
+
+
+def loads(text: str, where: str):
+    """json.loads with every failure as one line: bad JSON, nesting too deep, a lone surrogate escape."""
+    depth = _max_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise UsageError(f"{where}: JSON nested {depth} levels deep (at most {MAX_JSON_DEPTH})")
+    try:
+        obj = json.loads(text)
+    except RecursionError:
+        raise UsageError(f"{where}: JSON nested too deeply") from None
+    except ValueError as exc:
+        raise UsageError(f"{where}: not JSON ({getattr(exc, 'msg', exc)})") from None
+    bad = _surrogate_in(obj)
+    if bad:
+        raise UsageError(f"{where}: {bad} holds a lone surrogate escape (\\ud800-\\udfff): not text")
+    return obj
+
+
+def _max_depth(text: str) -> int:
+    """The deepest bracket nesting outside strings (cheap, and no recursion)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _surrogate_in(obj, where: str = "a value") -> str | None:
+    from .text import scrub_surrogates
+
+    if isinstance(obj, str):
+        return where if scrub_surrogates(obj) != obj else None
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            found = _surrogate_in(k, "a key") or _surrogate_in(v, f"field {k!r}")
+            if found:
+                return found
+    if isinstance(obj, list):
+        for v in obj:
+            found = _surrogate_in(v, where)
+            if found:
+                return found
+    return None
+
+
+def _read_jsonl(path: str) -> Iterable[tuple[int, dict]]:
+    raw = read_input(path)
+    for n, line in enumerate(raw.splitlines(), 1):
+        text = decode_utf8(line, f"{path}:{n}")
+        if not text.strip():
+            continue
+        obj = loads(text, f"{path}:{n}")
+        if not isinstance(obj, dict):
+            raise UsageError(f"{path}:{n}: expected a JSON object")
+        yield n, obj
+
+
+def check_text_arg(value: str, what: str) -> str:
+    """A command-line text argument, refused when the shell passed bytes that are not UTF-8."""
+    from .text import scrub_surrogates
+
+    if scrub_surrogates(value) != value:
+        raise UsageError(f"{what} is not valid UTF-8 (the terminal or the shell sent other bytes)")
+    return value
 
 
 @command("add")
 def cmd_add(args, ctx: Context) -> int:
     from .core.write_path import Candidate, remember
+
+    from .paths import profile_name_problem
 
     if (args.text is None) == (args.file is None):
         raise UsageError("give one TEXT or --file F.jsonl")
@@ -220,9 +347,14 @@ def cmd_add(args, ctx: Context) -> int:
             if not isinstance(obj.get("text"), str):
                 raise UsageError(f"{args.file}:{n}: needs a string field \"text\"")
             wing = obj.get("wing", args.wing)
-            cands.append(Candidate(text=obj["text"], wing=wing, profile=obj.get("profile") or ctx.profile,
-                                   room="cli", added_by="cli", scope=ctx.scope))
+            profile = obj.get("profile") or ctx.profile
+            problem = profile_name_problem(profile)
+            if problem:
+                raise UsageError(f"{args.file}:{n}: {problem}")
+            cands.append(Candidate(text=obj["text"], wing=wing, profile=profile, room="cli", added_by="cli",
+                                   scope=ctx.scope))
     else:
+        check_text_arg(args.text, "TEXT")
         cands = [Candidate(text=args.text, wing=args.wing, profile=ctx.profile, room="cli", added_by="cli",
                            scope=ctx.scope)]
     decisions = remember(ctx.store, cands)
@@ -242,6 +374,7 @@ def _memory_line(m, distance: float | None = None) -> str:
 def cmd_search(args, ctx: Context) -> int:
     if args.k < 1:
         raise UsageError("-k must be at least 1")
+    check_text_arg(args.query, "QUERY")
     hits = ctx.store.recall(args.query, k=args.k, profile=ctx.profile, wing=args.wing, scopes=(ctx.scope,))
     for m, dist in hits:
         ctx.emit({**m.to_json(), "distance": round(dist, 4)}, _memory_line(m, dist))
@@ -252,22 +385,39 @@ def cmd_search(args, ctx: Context) -> int:
 
 @command("list")
 def cmd_list(args, ctx: Context) -> int:
+    if args.limit is not None and args.limit < 0:
+        raise UsageError("--limit must be 0 or more")
     profile = None if args.all_profiles else ctx.profile
     scopes = None if args.all_users else (ctx.scope,)
     items = ctx.store.list(profile=profile, wing=args.wing, include_hidden=args.all, limit=args.limit, scopes=scopes)
     for m in items:
         ctx.emit(m.to_json(), _memory_line(m))
+    if args.all:  # forgotten memories: their ids only, the words are gone
+        for t in ctx.store.tombstones():
+            if (profile is None or t.get("profile") == profile) and (args.wing is None or t.get("wing") == args.wing):
+                ctx.emit(tombstone_json(t), f"{t['id']}  [{t.get('wing')}/{t.get('profile')}] (forgotten: words "
+                                            f"deleted)")
     return 0
+
+
+def tombstone_json(t: dict) -> dict:
+    """A forgotten memory as `list --all` and `export --forgotten` show it: no text."""
+    return {"id": t["id"], "text": None, "status": "forgotten", "tombstone": True,
+            **{k: t[k] for k in ("wing", "profile", "room", "task_id", "created_at", "forgotten_at", "text_sha")
+               if k in t}}
 
 
 @command("forget")
 def cmd_forget(args, ctx: Context) -> int:
+    for i in args.ids:
+        check_text_arg(i, "ID")
     found = {m.id: m for m in ctx.store.get(args.ids)}
-    missing = [i for i in args.ids if i not in found]
+    tombstoned = {t["id"] for t in ctx.store.tombstones()} if len(found) < len(set(args.ids)) else set()
+    missing = [i for i in args.ids if i not in found and i not in tombstoned]
     if missing:
         raise UsageError(f"no memory with id {', '.join(missing)} (see `automem list --all`)")
     if args.user is not None:
-        others = [i for i in args.ids if found[i].scope != ctx.scope]
+        others = [i for i in args.ids if i in found and found[i].scope != ctx.scope]
         if others:
             raise UsageError(f"{', '.join(others)} not in --user {args.user}'s memories (leave out --user to "
                              f"forget any memory)")
@@ -280,42 +430,94 @@ def cmd_forget(args, ctx: Context) -> int:
 
 @command("export")
 def cmd_export(args, ctx: Context) -> int:
-    out = open(args.file, "w", encoding="utf-8") if args.file else sys.stdout
-    n = 0
-    try:
-        for m in sorted(ctx.store.iter_records(), key=lambda m: (m.created_at, m.id)):
-            out.write(json.dumps(m.to_json(), ensure_ascii=False) + "\n")
-            n += 1
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    from .paths import open_private
+
+    folder = os.path.dirname(os.path.abspath(args.file)) if args.file else ""
+    if args.file and not os.path.isdir(folder):
+        raise UsageError(f"cannot write {args.file}: no folder {folder} (create the folder first)")
+    lines = [json.dumps(m.to_json(), ensure_ascii=False)
+             for m in sorted(ctx.store.iter_records(), key=lambda m: (m.created_at, m.id)) if m.status != "forgotten"]
+    if args.forgotten:  # ids and hashes only: on import they keep automatic sources from bringing them back
+        lines += [json.dumps(tombstone_json(t), ensure_ascii=False) for t in ctx.store.tombstones()]
     if args.file:
-        ctx.emit({"exported": n, "file": args.file}, f"exported {n} memories to {args.file}")
+        try:
+            out = open_private(args.file)  # 0600: an export holds every memory of every profile
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.file}: {exc.strerror}"
+                             + (" (create the folder first)" if isinstance(exc, FileNotFoundError) else "")) from None
+        with out:
+            out.write("".join(line + "\n" for line in lines))
+        ctx.emit({"exported": len(lines), "file": args.file}, f"exported {len(lines)} memories to {args.file}")
+    else:
+        sys.stdout.write("".join(line + "\n" for line in lines))
     return 0
+
+
+ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,128}$"
+
+
+def import_record(obj: dict, where: str, profile: str):
+    """(Memory or None, tombstone or None) for one export line, checked as `add` checks text; UsageError if not."""
+    import re
+
+    from .core.memory import STATUSES, WINGS, Memory
+    from .core.store import tombstone_key
+    from .paths import profile_name_problem
+    from .text import validate
+
+    mid, text = obj.get("id"), obj.get("text")
+    if not isinstance(mid, str) or not re.match(ID_PATTERN, mid):
+        raise UsageError(f"{where}: needs a string field \"id\" (letters, digits, _ . : -; at most 128)")
+    meta = {k: v for k, v in obj.items() if k not in ("id", "text", "tombstone")}
+    if any(isinstance(v, (dict, list)) or v is None for v in meta.values()):
+        raise UsageError(f"{where}: metadata values must be strings, numbers or booleans")
+    if meta.get("wing") not in WINGS or meta.get("status", "active") not in STATUSES:
+        raise UsageError(f"{where}: wing must be one of {', '.join(WINGS)} and status one of {', '.join(STATUSES)}")
+    owner = meta.get("profile", profile)
+    problem = profile_name_problem(owner)
+    if problem:
+        raise UsageError(f"{where}: {problem}")
+    if obj.get("tombstone") or meta.get("status") == "forgotten":
+        # A forgotten memory stays forgotten, and its words are not stored again (an older export may hold them).
+        sha = meta.get("text_sha") or (tombstone_key(owner, text) if isinstance(text, str) else "")
+        if not isinstance(sha, str) or not sha:
+            raise UsageError(f"{where}: a forgotten memory needs \"text_sha\" (or its text)")
+        keep = ("wing", "room", "task_id", "created_at", "forgotten_at")
+        return None, {"id": mid, "text_sha": sha, "profile": owner, "status": "forgotten",
+                      **{k: meta[k] for k in keep if k in meta}}
+    if not isinstance(text, str):
+        raise UsageError(f"{where}: needs a string field \"text\"")
+    norm, reason = validate(text)
+    if norm is None:
+        raise UsageError(f"{where}: {reason}")
+    meta.setdefault("room", "import")
+    meta["profile"] = owner
+    return Memory.from_record(mid, norm, meta), None
 
 
 @command("import")
 def cmd_import(args, ctx: Context) -> int:
-    from .core.memory import STATUSES, WINGS, Memory
-
-    mems = []
-    seen = set()
+    mems, tombs, seen, skipped = [], [], set(), []
     for n, obj in _read_jsonl(args.file):
-        mid, text = obj.get("id"), obj.get("text")
-        if not isinstance(mid, str) or not mid or not isinstance(text, str):
-            raise UsageError(f"{args.file}:{n}: needs string fields \"id\" and \"text\"")
-        meta = {k: v for k, v in obj.items() if k not in ("id", "text")}
-        if meta.get("wing") not in WINGS or meta.get("status", "active") not in STATUSES:
-            raise UsageError(f"{args.file}:{n}: wing must be one of {WINGS} and status one of {STATUSES}")
-        if any(isinstance(v, (dict, list)) or v is None for v in meta.values()):
-            raise UsageError(f"{args.file}:{n}: metadata values must be strings, numbers or booleans")
-        if mid in seen:
-            raise UsageError(f"{args.file}:{n}: id {mid} appears twice")
-        seen.add(mid)
-        meta.setdefault("room", "import")
-        mems.append(Memory.from_record(mid, text, meta))
+        where = f"{args.file}:{n}"
+        try:
+            mem, tomb = import_record(obj, where, ctx.profile)
+            if obj.get("id") in seen:
+                raise UsageError(f"{where}: id {obj['id']} appears twice")
+        except UsageError as exc:
+            if not args.skip_invalid:
+                raise UsageError(f"{exc}; nothing was imported (--skip-invalid imports the other lines)") from None
+            skipped.append(str(exc))
+            continue
+        seen.add(obj["id"])
+        (mems if mem is not None else tombs).append(mem if mem is not None else tomb)
+    for line in skipped:
+        print(f"automem: skipped {line}", file=sys.stderr)
     n = ctx.store.import_memories(mems)
-    ctx.emit({"imported": n}, f"imported {n} memories")
+    t = ctx.store.add_tombstones(tombs)
+    extra = f", {t} forgotten (ids only)" if t else ""
+    extra += f", {len(skipped)} invalid lines skipped" if skipped else ""
+    ctx.emit({"imported": n, "forgotten": t, "skipped": len(skipped)}, f"imported {n} memories{extra}")
     return 0
 
 
@@ -444,16 +646,14 @@ def cmd_extract(args, ctx: Context) -> int:
     from .extract.pipeline import extract_now
     from .extract.transcript import read_transcript_file
 
-    if args.file == "-":
-        raw = sys.stdin.read()
-    else:
-        try:
-            with open(args.file, encoding="utf-8") as fh:
-                raw = fh.read()
-        except OSError as exc:
-            raise UsageError(f"cannot read {args.file}: {exc.strerror}") from None
+    raw = decode_utf8(read_input(args.file), args.file)
+    depth = _max_depth(raw)
+    if depth > MAX_JSON_DEPTH:
+        raise UsageError(f"{args.file}: JSON nested {depth} levels deep (at most {MAX_JSON_DEPTH})")
     try:
         messages = read_transcript_file(raw)
+    except RecursionError:
+        raise UsageError(f"{args.file}: JSON nested too deeply") from None
     except ValueError as exc:
         raise UsageError(f"{args.file}: {exc}") from None
     config = ctx.config
@@ -527,6 +727,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     ctx = Context(args)
     try:
+        check_common(args)
         return COMMANDS[args.command](args, ctx)
     except AutomemError as exc:
         print(f"automem: error: {exc}", file=sys.stderr)
@@ -539,8 +740,6 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug: one line, and where to look
         print(f"automem: error: {exc.__class__.__name__}: {exc} (please report; details: AUTOMEM_DEBUG=1)",
               file=sys.stderr)
-        import os
-
         if os.environ.get("AUTOMEM_DEBUG"):
             raise
         return 1

@@ -302,3 +302,26 @@ def test_doctor_llm_check_against_the_fake_server(tmp_path, monkeypatch):
         check = I.check_llm_endpoint(cfg)
         assert check.status == "fail" and "401" in check.detail and "GLM_API_KEY" in check.fix
     assert I.check_llm_endpoint(Config(extract_backend="rules")).status == "skip"
+
+
+def test_install_writes_through_a_symlinked_config_and_keeps_crlf(tmp_path, capsys, no_hermes):
+    root = tmp_path / "h"
+    root.mkdir()
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "hermes-config.yaml"
+    real.write_bytes(HERMES_STYLE.replace("\n", "\r\n").encode("utf-8"))
+    (root / "config.yaml").symlink_to(real)
+    code, _, err = cli(capsys, "install", "--no-pip", "--hermes-home", str(root))
+    assert code == 0, err
+    assert (root / "config.yaml").is_symlink() and (root / "config.yaml").resolve() == real  # the link stays
+    raw = real.read_bytes()
+    assert b"\r\n" in raw and raw.count(b"\n") == raw.count(b"\r\n")  # every line still ends in CRLF
+    data = yaml.safe_load(raw.decode("utf-8"))
+    assert data["memory"]["provider"] == "automem" and data["plugins"]["enabled"] == ["automem"]
+    [bak] = root.glob("config.yaml.automem-*.bak")
+    assert not bak.is_symlink() and bak.read_bytes() == HERMES_STYLE.replace("\n", "\r\n").encode("utf-8")
+    code, out, _ = cli(capsys, "uninstall", "--hermes-home", str(root))
+    assert code == 0 and (root / "config.yaml").is_symlink()
+    assert "automem" not in yaml.safe_load(real.read_text(encoding="utf-8")).get("memory", {}).get("provider", "")
+    assert real.read_bytes().count(b"\n") == real.read_bytes().count(b"\r\n")

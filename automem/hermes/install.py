@@ -29,7 +29,7 @@ import yaml
 from .. import __version__
 from . import yaml_edit as Y
 from ..errors import AutomemError, UsageError
-from ..paths import PACKAGE_PARENT, Location, resolve_root_and_profile
+from ..paths import PACKAGE_PARENT, Location, profile_name_problem, resolve_root_and_profile
 
 PLUGIN_NAME = "automem"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".DS_Store")
@@ -99,8 +99,9 @@ def target_locations(hermes_home: str | None, profiles: list[str] | None, all_pr
     names = list_profiles(root) if all_profiles else (profiles or [home_profile])
     seen: list[str] = []
     for name in names:
-        if not name or "/" in name or name.startswith("."):
-            raise UsageError(f"not a profile name: {name!r}")
+        problem = profile_name_problem(name)
+        if problem:
+            raise UsageError(problem)
         if name not in seen:
             seen.append(name)
     return [Location(root, name) for name in seen]
@@ -113,7 +114,10 @@ def config_path(loc: Location) -> Path:
 def read_config(path: Path) -> tuple[str, dict]:
     if not path.is_file():
         return "", {}
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")  # universal newlines: the editor sees "\n" (change_config keeps CRLF)
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not valid UTF-8; save it as UTF-8, then run the command again") from None
     try:
         data = yaml.safe_load(text) if text.strip() else {}
     except yaml.YAMLError as exc:
@@ -156,12 +160,16 @@ def change_config(path: Path, ops: list[Y.Op]) -> ConfigChange:
     if new_text == text or (yaml.safe_load(new_text) or {}) == data:
         return ConfigChange(str(path), False)  # nothing to do: no backup, no rewrite
     saved = str(backup(path)) if path.exists() else None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.automem.tmp")
-    tmp.write_text(new_text, encoding="utf-8")
-    if path.exists():
-        shutil.copymode(path, tmp)
-    os.replace(tmp, path)
+    # A symlinked config.yaml (dotfiles) is written through: the link stays, its target changes.
+    target = path.resolve() if path.is_symlink() else path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    newline = "\r\n" if target.exists() and b"\r\n" in target.read_bytes() else "\n"  # keep the file's line endings
+    tmp = target.with_name(f".{target.name}.automem.tmp")
+    with open(tmp, "w", encoding="utf-8", newline=newline) as fh:
+        fh.write(new_text)
+    if target.exists():
+        shutil.copymode(target, tmp)
+    os.replace(tmp, target)
     return ConfigChange(str(path), True, saved, kept)
 
 
@@ -705,18 +713,13 @@ def doctor(locations: list[Location], check_llm: bool = False, sources: Sources 
 
 # -- command line --------------------------------------------------------------------------------------------------
 def add_parsers(sub, common: argparse.ArgumentParser) -> None:
-    """The install / uninstall / doctor subcommands (`--profile` may be given several times here)."""
+    """The install / uninstall / doctor subcommands (`--profile` may be given several times here; `common` holds
+    --hermes-home, --profile and --json)."""
     multi = argparse.ArgumentParser(add_help=False)
-    g = multi.add_argument_group("common options")
-    g.add_argument("--hermes-home", metavar="DIR", default=None,
-                   help="Hermes home (default: $HERMES_HOME, else ~/.hermes); a profile's home selects that profile")
-    g.add_argument("--profile", metavar="NAME", action="append", default=None,
-                   help="a profile to act on (repeatable; default: the one the home points at)")
-    g.add_argument("--all-profiles", action="store_true", help="default and every profile under <root>/profiles/")
-    g.add_argument("--json", action="store_true", help="machine output: one JSON object per line")
+    multi.add_argument("--all-profiles", action="store_true", help="default and every profile under <root>/profiles/")
 
     def add(name: str, help_: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help_, description=help_, parents=[multi])
+        return sub.add_parser(name, help=help_, description=help_, parents=[common, multi])
 
     p = add("install", "put automem into Hermes profiles: plugin, skill, plugins.enabled, memory.provider")
     p.add_argument("--keep-provider", action="store_true",
