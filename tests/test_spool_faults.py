@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from automem.config import Config
-from automem.log import read_events
+from automem.log import hashed, read_events
 from automem.paths import Location
 from automem.text import normalise
 from automem.extract.pipeline import drain, enqueue, extract_now, spawn_detached_drainer, start_background_drainer
@@ -199,7 +199,9 @@ def test_garbage_then_ok(env):
         assert (report.retry, report.done) == (2, 1)
         errors = [e["error"] for e in job_events(location, "retry")]
         assert "no JSON memories" in errors[0] and "not JSON" in errors[1]
-        assert "当然" in job_events(location, "retry")[0]["answer_preview"]  # what the model said is kept
+        # what the model said: in the drainer's report; the log keeps its hash, never the words
+        assert "当然" in report.jobs[0]["answer_preview"]
+        assert job_events(location, "retry")[0]["answer_preview"] == hashed("当然！我很乐意帮忙。")
     check()
 
 
@@ -217,7 +219,8 @@ def test_truncated_answers(env):
         report = drain(location, cfg, store=store, wait_seconds=10)
         assert (report.retry, report.done) == (1, 1)
         done = job_events(location, "done")[0]
-        assert done["truncated"] and [c["text"] for c in done["candidates"]] == ["用户习惯使用vim编辑器", "项目统一使用Python 3.11"]
+        assert done["truncated"] and [c["text"] for c in done["candidates"]] == [  # the log holds hashes only
+            hashed("用户习惯使用vim编辑器"), hashed("项目统一使用Python 3.11")]
         enqueue(location, SEED_CHAT + [{"role": "user", "content": "第二次"}], session_id="s2", config=cfg)
         assert drain(location, cfg, store=store, wait_seconds=10).done == 1
     check()
@@ -403,3 +406,43 @@ def test_every_job_is_logged_with_tokens_latency_and_decisions(env):
     assert rec["backend"] == "openai" and rec["prompt_tokens"] > 100 and rec["completion_tokens"] > 10
     assert rec["latency_ms"] > 0 and len(rec["candidates"]) == 3 and len(rec["decisions"]) == 3
     assert rec["error"] == "" and rec["attempt"] == 1
+
+
+def test_leftover_locks_and_temporary_files_are_cleaned_and_dead_jobs_expire(location):
+    from automem.extract.spool import Job, cleanup_leftovers, ensure_spool, move_to_dead, write_atomic
+
+    ensure_spool(location)
+    locks = location.spool_dir / ".locks"
+    now = time.time()
+
+    def job(jid: str) -> Job:
+        return Job(id=jid, profile="default", transcript=[["user", "hi there"], ["assistant", "hello"]],
+                   created_at=now)
+
+    write_atomic(job_path(location, "j_pending"), job("j_pending").to_json())
+    for jid in ("j_pending", "j_finished", "j_held", "j_dead_old", "j_dead_new"):
+        (locks / f"{jid}.lock").write_text("")
+    held = JobLock(location, "j_held")
+    assert held.try_acquire()  # a drainer still finishing that job
+    for jid, age_days in (("j_dead_old", 31), ("j_dead_new", 29)):
+        move_to_dead(location, job(jid), "gave up")
+        os.utime(job_path(location, jid, dead=True), (now - age_days * 86400, now - age_days * 86400))
+    stale_tmp = location.spool_dir / ".j_x.json.4242.1.tmp"
+    fresh_tmp = location.spool_dir / ".j_y.json.4243.1.tmp"
+    for tmp in (stale_tmp, fresh_tmp):
+        tmp.write_text("{")
+    os.utime(stale_tmp, (now - 7200, now - 7200))
+    try:
+        removed = cleanup_leftovers(location, Config(), now=now)
+    finally:
+        held.release()
+    assert removed == {"locks": 3, "tmp": 1, "dead_expired": 1}
+    assert sorted(p.name for p in locks.iterdir()) == ["j_held.lock", "j_pending.lock"]
+    assert not stale_tmp.exists() and fresh_tmp.exists()
+    assert [j.id for j in dead_jobs(location)] == ["j_dead_new"]
+    [expired] = read_events(location, "dead_job_expired")
+    assert expired["job"] == "j_dead_old" and expired["age_days"] == 31.0
+    # the period is configurable; drain runs the cleanup
+    os.utime(job_path(location, "j_dead_new", dead=True), (now - 3 * 86400, now - 3 * 86400))
+    drain(location, Config(spool_dead_keep_days=2, extract_backend="rules"), backend=None, store=None, max_jobs=0)
+    assert dead_jobs(location) == [] and not (locks / "j_held.lock").exists()

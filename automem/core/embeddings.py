@@ -11,6 +11,7 @@ import threading
 from typing import Any, Sequence
 
 from ..errors import ConfigError, StoreError
+from ..text import redact_secrets, scrub_surrogates
 
 USEM3_NAME = "automem-usem3"
 OPENAI_NAME = "automem-openai"
@@ -109,8 +110,10 @@ def _build_classes():
             headers = {"Content-Type": "application/json"}
             if self.api_key:
                 headers["Authorization"] = f"Bearer {self.api_key}"
+            # Texts leave the machine here: stored memories hold no secret, but queries (a user's message) may.
+            texts = [redact_secrets(scrub_surrogates(str(t))) for t in input]
             try:
-                resp = requests.post(f"{self.base_url}/embeddings", json={"model": self.model, "input": list(input)},
+                resp = requests.post(f"{self.base_url}/embeddings", json={"model": self.model, "input": texts},
                                      headers=headers, timeout=self.timeout)
             except requests.RequestException as exc:
                 raise StoreError(f"embedding endpoint {self.base_url} unreachable: {exc.__class__.__name__}") from None

@@ -26,6 +26,7 @@ from typing import Any, Callable, Protocol
 from ..config import Config
 from ..errors import LLMError
 from ..paths import Location
+from ..text import redact_secrets, scrub_surrogates
 
 HOST_PLUGIN_ID = "automem"
 
@@ -47,6 +48,22 @@ class ChatBackend(Protocol):
     model: str
 
     def complete(self, messages: list[dict], max_tokens: int | None = None) -> Completion: ...
+
+
+def redact_messages(messages: list[dict]) -> list[dict]:
+    """The messages as they may leave the machine: every text redacted (the transcript already is; this also
+    covers known memories and judge pairs that were stored before a pattern existed)."""
+    out = []
+    for msg in messages:
+        msg = dict(msg)
+        content = msg.get("content")
+        if isinstance(content, str):
+            msg["content"] = redact_secrets(scrub_surrogates(content))
+        elif isinstance(content, list):
+            msg["content"] = [dict(p, text=redact_secrets(scrub_surrogates(p["text"])))
+                              if isinstance(p, dict) and isinstance(p.get("text"), str) else p for p in content]
+        out.append(msg)
+    return out
 
 
 def llm_error(message: str, retryable: bool, retry_after: float | None = None) -> LLMError:
@@ -149,7 +166,7 @@ class OpenAIBackend:
         if not self.api_key:
             raise llm_error("no API key for the extraction LLM: set automem.extract_api_key or $GLM_API_KEY, "
                             "or use extract_backend: rules", False)
-        body = {"model": self.model, "messages": messages, "temperature": self.config.extract_temperature,
+        body = {"model": self.model, "messages": redact_messages(messages), "temperature": self.config.extract_temperature,
                 "max_tokens": max_tokens or self.config.extract_max_tokens, "stream": False}
         headers = {"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"}
         start = time.monotonic()
@@ -260,7 +277,7 @@ class HermesBackend:
         fn = self._complete or registered_host_llm(self.location.profile) or hermes_facade(self.location)
         start = time.monotonic()
         try:
-            result = fn(messages, temperature=self.config.extract_temperature,
+            result = fn(redact_messages(messages), temperature=self.config.extract_temperature,
                         max_tokens=max_tokens or self.config.extract_max_tokens,
                         timeout=self.config.extract_timeout, purpose="automem memory extraction")
         except LLMError:

@@ -30,6 +30,7 @@ from ..config import Config
 from ..errors import AutomemError, LLMError
 from ..log import log_event
 from ..paths import PACKAGE_PARENT, Location, ensure_private_dir
+from ..text import redact_secrets, scrub_surrogates
 
 JOB_VERSION = 1
 DONE_KEEP_SECONDS = 30 * 24 * 3600  # how long "this content was already extracted" is remembered
@@ -239,6 +240,64 @@ def _cleanup_done(location: Location, now: float) -> None:
             pass
 
 
+TMP_KEEP_SECONDS = 3600.0  # a temporary file older than this belongs to a writer that died
+
+
+def cleanup_leftovers(location: Location, config: Config, now: float | None = None) -> dict[str, int]:
+    """What killed or finished work leaves behind: lock files of jobs that are no longer pending (taken only
+    while free, so a running drainer keeps its lock), temporary files of dead writers, and dead jobs older than
+    `spool_dead_keep_days` (each one logged, by id). Returns how many of each were removed."""
+    now = time.time() if now is None else now
+    removed = {"locks": 0, "tmp": 0, "dead_expired": 0}
+    pending = {name[:-len(".json")] for name in _names(location.spool_dir) if name.endswith(".json")}
+    for name in _names(_locks_dir(location)):
+        jid = name[:-len(".lock")] if name.endswith(".lock") else None
+        if not jid or jid == "drainer" or jid in pending:
+            continue
+        lock = _TryLock(_locks_dir(location) / name)
+        if not lock.try_acquire():
+            continue  # held: a drainer is finishing that job right now
+        try:
+            if not job_path(location, jid).exists():
+                os.unlink(_locks_dir(location) / name)
+                removed["locks"] += 1
+        except OSError:
+            pass
+        finally:
+            lock.release()
+    for folder in (location.spool_dir, location.dead_dir):
+        for name in _names(folder):
+            if name.startswith(".") and name.endswith(".tmp"):
+                try:
+                    if now - os.stat(folder / name).st_mtime > TMP_KEEP_SECONDS:
+                        os.unlink(folder / name)
+                        removed["tmp"] += 1
+                except OSError:
+                    pass
+    keep = config.spool_dead_keep_days * 86400.0
+    for name in _names(location.dead_dir):
+        path = location.dead_dir / name
+        try:
+            age = now - os.stat(path).st_mtime
+        except OSError:
+            continue
+        if age > keep and not name.startswith("."):
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            removed["dead_expired"] += 1
+            log_event(location, "dead_job_expired", job=name.split(".")[0], age_days=round(age / 86400.0, 1))
+    return removed
+
+
+def _names(folder: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
+
+
 class _TryLock:
     """A non-blocking lock file (flock via filelock): released by the OS when its holder dies."""
 
@@ -334,6 +393,7 @@ def process_one(location: Location, config: Config, job: Job, process: Processor
         except Exception as exc:  # noqa: BLE001 - a job's failure is recorded, never raised into the host
             details.setdefault("job_ms", round((time.monotonic() - start) * 1000, 1))
             error = str(exc) if isinstance(exc, AutomemError) else f"{exc.__class__.__name__}: {exc}"
+            error = redact_secrets(scrub_surrogates(error))  # an API may echo the request back in its error
             retryable = getattr(exc, "retryable", True) if isinstance(exc, LLMError) else True
             job.errors = (job.errors + [[round(time.time(), 3), error]])[-_HISTORY:]
             job.last_error = error
@@ -376,6 +436,7 @@ def drain(location: Location, config: Config, process: Processor, *, retry_dead:
         report.revived = len(revive_dead(location))
     deadline = time.monotonic() + max(0.0, wait_seconds)
     _cleanup_done(location, time.time())
+    cleanup_leftovers(location, config)
     while stop is None or not stop.is_set():
         now = time.time()
         jobs = pending_jobs(location, profile)
