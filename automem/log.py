@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .paths import Location, ensure_private_dir
-from .text import redact_secrets, text_digest
+from .text import normalise, redact_secrets, text_digest
 
 LOG_MAX_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 3  # automem.log.1 .. automem.log.3
@@ -123,41 +123,66 @@ def read_events(location: Location, event: str | None = None) -> list[dict]:
 
 
 def text_forms(texts: Iterable[str]) -> list[str]:
-    """The ways a text can appear in automem's files: as is, and escaped inside JSON (both escapings)."""
+    """The ways a text can appear in automem's files: as written and normalised, each as is and escaped inside
+    JSON (both escapings)."""
     forms: list[str] = []
     for text in texts:
         if not text:
             continue
-        for form in (text, json.dumps(text, ensure_ascii=False)[1:-1], json.dumps(text)[1:-1]):
-            if form and form not in forms:
-                forms.append(form)
+        for variant in (text, normalise(text)):
+            for form in (variant, json.dumps(variant, ensure_ascii=False)[1:-1], json.dumps(variant)[1:-1]):
+                if form and form not in forms:
+                    forms.append(form)
     return forms
 
 
+def mentions(value: Any, norms: Iterable[str]) -> bool:
+    """Whether a string (or any string inside a JSON value) holds one of the normalised texts once normalised:
+    a transcript keeps the user's full-width commas and line breaks, a memory is stored normalised."""
+    norms = [n for n in norms if n]
+    if isinstance(value, str):
+        folded = normalise(value)
+        return any(n in folded for n in norms)
+    if isinstance(value, dict):
+        return any(mentions(v, norms) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(mentions(v, norms) for v in value)
+    return False
+
+
 def purge_lines(location: Location, texts: Iterable[str]) -> int:
-    """Remove every line holding one of `texts` from the log folder's files (the log, its rotations, the drainer's
-    stderr). Returns the number of lines removed. Lines appended while a file is rewritten are carried over."""
-    needles = text_forms(texts)
-    if not needles or not location.logs_dir.is_dir():
+    """Remove every line holding one of `texts` (in any form, see `mentions`) from the log folder's files (the
+    log, its rotations, the drainer's stderr). Returns the number of lines removed. Lines appended while a file
+    is rewritten are carried over."""
+    norms = [normalise(t) for t in texts if t]
+    if not norms or not location.logs_dir.is_dir():
         return 0
     removed = 0
     with _lock(location):
         for path in sorted(location.logs_dir.iterdir()):
             if path.is_file() and not path.name.startswith("."):
-                removed += _purge_file(path, [n.encode("utf-8") for n in needles])
+                removed += _purge_file(path, norms)
     return removed
 
 
-def _purge_file(path: Path, needles: list[bytes]) -> int:
+def _line_mentions(line: bytes, norms: list[str]) -> bool:
+    text = line.decode("utf-8", "replace")
+    try:
+        return mentions(json.loads(text), norms)
+    except ValueError:
+        return mentions(text, norms)
+
+
+def _purge_file(path: Path, norms: list[str]) -> int:
     try:
         fh = open(path, "rb")
     except OSError:
         return 0
     with fh:
         data = fh.read()
-        if not any(n in data for n in needles):
+        kept, removed = _filter(data, norms)
+        if not removed:
             return 0
-        kept, removed = _filter(data, needles)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.purge")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
@@ -171,14 +196,14 @@ def _purge_file(path: Path, needles: list[bytes]) -> int:
             late = fh.read()
             if not late:
                 break
-            more, gone = _filter(late, needles)
+            more, gone = _filter(late, norms)
             removed += gone
             with open(path, "ab") as out:
                 out.write(more)
     return removed
 
 
-def _filter(data: bytes, needles: list[bytes]) -> tuple[bytes, int]:
+def _filter(data: bytes, norms: list[str]) -> tuple[bytes, int]:
     lines = data.splitlines(keepends=True)
-    kept = [line for line in lines if not any(n in line for n in needles)]
+    kept = [line for line in lines if not _line_mentions(line, norms)]
     return b"".join(kept), len(lines) - len(kept)

@@ -47,6 +47,7 @@ class Store:
         self._client: Any = None
         self._collection: Any = None
         self._tombstones: Any = None
+        self._tidied: list = []  # (path, size, mtime) of the index files last tidied
         self._seen_generation: int | None = None
         self._thread_lock = threading.RLock()
         self._file_lock: Any = None
@@ -104,9 +105,9 @@ class Store:
         except Exception as exc:
             raise StoreError(f"cannot open collection `{COLLECTION}`: {exc}") from None
         self._client, self._collection = client, collection
-        if self.backend == "embedded":
-            make_private(self.location.chroma_dir)  # Chroma creates its files with the umask's mode
         self._ensure_schema()
+        if self.backend == "embedded":
+            self._tidy_files()
 
     def _ensure_schema(self) -> None:
         """Memories written before scopes existed carry no `scope` key, and Chroma's filters never match a missing
@@ -223,7 +224,25 @@ class Store:
         self._wrote_since_open = True
         if self.backend == "embedded":
             self._bump_generation()
-            make_private(self.location.chroma_dir)
+            self._tidy_files()
+
+    def _tidy_files(self) -> None:
+        """After Chroma created or rewrote files: owner-only modes (Chroma uses the umask's), and zeros over the
+        vector index's unused capacity, which Chroma writes from uninitialised memory (`automem.core.erase`).
+        Skipped while the index files are the ones this process last tidied."""
+        from .erase import zero_unused_hnsw
+
+        make_private(self.location.chroma_dir)
+        stamp = []
+        for path in sorted(self.location.chroma_dir.glob("*/data_level0.bin")):
+            try:
+                st = path.stat()
+                stamp.append((str(path), st.st_size, st.st_mtime_ns))
+            except OSError:
+                pass
+        if stamp != self._tidied:
+            zero_unused_hnsw(self.location.chroma_dir)
+            self._tidied = stamp
 
     # -- embeddings --------------------------------------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
