@@ -157,10 +157,10 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("basic auth", re.compile(r"\b[Bb]asic\s+(?P<v>[A-Za-z0-9+/]{12,}={0,2})"), group="v",
                   check=lambda v: v.endswith("=") or any(c.isdigit() for c in v) or (v.lower() != v and v.upper() != v)),
     # command-line password flags: mysql -pSECRET, sshpass -p SECRET, --password=SECRET, curl -u user:SECRET
-    SecretPattern("password", re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<v>[^\s\-]\S*)"),
+    SecretPattern("password", re.compile(r"\b(?i:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<v>[^\s\-]\S*)"),
                   group="v"),
-    SecretPattern("password", re.compile(r"\bsshpass\s+-p\s*(?P<v>" + _V + ")"), group="v"),
-    SecretPattern("password", re.compile(r"\b(?:docker|podman|buildah|skopeo|helm|oras)\s+(?:registry\s+)?login\b"
+    SecretPattern("password", re.compile(r"\b(?i:sshpass)\s+-p\s*(?P<v>" + _V + ")"), group="v"),
+    SecretPattern("password", re.compile(r"\b(?i:docker|podman|buildah|skopeo|helm|oras)\s+(?i:registry\s+)?(?i:login)\b"
                                          r"[^\n]*?\s-p\s+(?P<v>" + _V + ")"), group="v"),
     SecretPattern("password", re.compile(r"(?i)--pass(?:word|wd)?(?:=|\s+)(?P<v>" + _V + ")"), group="v"),
     SecretPattern("password", re.compile(r"(?:\s-u|--user)\s+[^\s:]+:(?P<v>\S{3,})"), group="v"),
