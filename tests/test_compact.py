@@ -96,7 +96,8 @@ def test_forgotten_and_superseded_memories_are_left_alone(store):
     store.forget([a])
     report = compact(store)
     assert report.merges == []  # the surviving copy has no active partner
-    assert state(store, [a, b]) == {a: ("forgotten", ""), b: ("active", "")}
+    assert state(store, [a, b]) == {b: ("active", "")}  # the forgotten one is gone (a tombstone stays)
+    assert [t["id"] for t in store.tombstones()] == [a]
 
 
 def test_dry_run_changes_nothing_and_a_second_run_merges_nothing(store):

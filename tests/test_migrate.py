@@ -65,7 +65,8 @@ def test_round_trip_embedded_server_embedded_is_lossless(capsys, tmp_path, chrom
     fill(src)
     original = raw(src)
     statuses = sorted(m[1]["status"] for m in original.values())
-    assert statuses.count("superseded") == 1 and statuses.count("forgotten") == 1 and len(original) == 6
+    assert statuses.count("superseded") == 1 and len(original) == 5  # the forgotten one left a tombstone only
+    [tomb] = src.tombstones()
     hits_before = [(m.id, round(d, 4)) for m, d in src.search("Python version", k=3, profile="blog-writer")]
     src.close()
 
@@ -73,13 +74,14 @@ def test_round_trip_embedded_server_embedded_is_lossless(capsys, tmp_path, chrom
     code, [report], err = run(capsys, "migrate", "--to", chroma_server.url, "--database", database, "--json",
                               "--hermes-home", str(src_root))
     assert code == 0, err
-    assert report["ok"] and report["copied"] == report["verified"] == 6 and report["mismatched"] == []
-    assert report["created"] == [f"database {database}"] and report["target_after"] == 6
-    assert report["by_status"] == {"active": 4, "superseded": 1, "forgotten": 1}
+    assert report["ok"] and report["copied"] == report["verified"] == 5 and report["mismatched"] == []
+    assert report["created"] == [f"database {database}"] and report["target_after"] == 5
+    assert report["by_status"] == {"active": 4, "superseded": 1} and report["forgotten"] == 1
 
     on_server = Store(Location(server_root(tmp_path, "other-machine", chroma_server.url, database), "default"))
     assert on_server.backend == "server"
     assert_same(raw(on_server), original)
+    assert on_server.tombstones() == [tomb]  # the forget holds there too, without the words
     assert [(m.id, round(d, 4)) for m, d in on_server.search("Python version", k=3, profile="blog-writer")] == \
         hits_before
     on_server.close()
@@ -87,10 +89,11 @@ def test_round_trip_embedded_server_embedded_is_lossless(capsys, tmp_path, chrom
     back = tmp_path / "back-home"
     code, [report], err = run(capsys, "migrate", "--to", str(back), "--json",
                               "--hermes-home", str(tmp_path / "other-machine"))
-    assert code == 0 and report["ok"] and report["copied"] == 6, err
+    assert code == 0 and report["ok"] and report["copied"] == 5 and report["forgotten"] == 1, err
     final = Store(Location(back, "default"), Config())
     assert final.backend == "embedded"
     assert_same(raw(final), original)
+    assert final.tombstones() == [tomb]
     assert final.collection.configuration_json["embedding_function"]["name"] == "automem-usem3"
     every = {m.id: m for m in final.list(profile=None, include_hidden=True)}
     assert every["m_imported"].extra == {"source": "mem0", "score": 0.5, "pinned": True}

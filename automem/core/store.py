@@ -528,16 +528,22 @@ class Store:
         if not tombstones:
             return 0
         with self.lock():
-            try:
-                self._tombstone_collection(create=True).upsert(
-                    ids=[t["id"] for t in tombstones], embeddings=[list(_TOMBSTONE_VECTOR) for _ in tombstones],
-                    metadatas=[{k: v for k, v in t.items() if k != "id" and isinstance(v, (str, int, float, bool))}
-                               for t in tombstones])
-            except AutomemError:
-                raise
-            except Exception as exc:
-                raise StoreError(f"write failed: {self._explain(exc)}") from None
-            self._wrote()
+            return self.write_tombstones(tombstones)
+
+    def write_tombstones(self, tombstones: Sequence[dict]) -> int:
+        """`add_tombstones` for a caller that already holds what it needs (`migrate` locks the embedded sides)."""
+        if not tombstones:
+            return 0
+        try:
+            self._tombstone_collection(create=True).upsert(
+                ids=[t["id"] for t in tombstones], embeddings=[list(_TOMBSTONE_VECTOR) for _ in tombstones],
+                metadatas=[{k: v for k, v in t.items() if k != "id" and isinstance(v, (str, int, float, bool))}
+                           for t in tombstones])
+        except AutomemError:
+            raise
+        except Exception as exc:
+            raise StoreError(f"write failed: {self._explain(exc)}") from None
+        self._wrote()
         return len(tombstones)
 
     def import_memories(self, memories: Sequence[Memory], batch: int = 256) -> int:

@@ -307,9 +307,11 @@ def record_runs(store, runs: Sequence[TaskRun], added_by: str) -> list:
     if not runs:
         return []
     ids = [task_memory_id(r.board, r.task_id, r.run_id) for r in runs]
+    cands = [task_candidate(r, added_by) for r in runs]
     known = {m.id for m in store.get(ids)}
-    todo = [r for r, i in zip(runs, ids) if i not in known]
-    return remember(store, [task_candidate(r, added_by) for r in todo]) if todo else []
+    known |= store.forgotten_among([(i, c.profile, c.text) for i, c in zip(ids, cands) if i not in known])
+    todo = [c for c, i in zip(cands, ids) if i not in known]
+    return remember(store, todo) if todo else []
 
 
 # -- the sync cursor ------------------------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """`automem migrate --to URL|PATH`: copy the configured store to a Chroma server, or back to an embedded store.
 
 The copy is raw and lossless: every id, document, metadata key (automem's and any other) and the stored vector
-go over as they are (no re-embedding, so the target answers searches exactly as the source did), in every status.
-It is then read back and compared record by record.
+go over as they are (no re-embedding, so the target answers searches exactly as the source did), active and
+superseded alike. It is then read back and compared record by record. Forgotten memories are not copied: their
+tombstones are (ids and hashes, no words), so automatic sources cannot bring them back on the target either; a
+record an older automem kept with status `forgotten` becomes a tombstone there, its words left behind.
 
 Targets:
 - `http(s)://host:port`: a Chroma server, with this config's token, tenant and database (or `--tenant` /
@@ -122,6 +124,7 @@ class MigrateReport:
     target_after: int = 0
     created: list[str] = field(default_factory=list)  # tenant / database made on the server
     by_status: dict = field(default_factory=dict)
+    forgotten: int = 0  # tombstones copied (no words)
     seconds: float = 0.0
 
     @property
@@ -148,8 +151,10 @@ def same_record(a: RawRecord, b: RawRecord, tolerance: float = 1e-6) -> bool:
     return True
 
 
-def copy_records(source_collection: Any, target_collection: Any, batch: int = BATCH) -> tuple[list[RawRecord], int]:
-    """Upsert every source record into the target. Returns the records read (vectors dropped) and the count."""
+def copy_records(source_collection: Any, target_collection: Any, batch: int = BATCH,
+                 forgotten: list[RawRecord] | None = None) -> tuple[list[RawRecord], int]:
+    """Upsert every source record into the target, but those with status `forgotten` (collected in `forgotten`,
+    without their vectors). Returns the records copied (vectors dropped) and the count."""
     copied = 0
     seen: list[RawRecord] = []
     pending: list[RawRecord] = []
@@ -170,6 +175,10 @@ def copy_records(source_collection: Any, target_collection: Any, batch: int = BA
         pending.clear()
 
     for rec in iter_raw(source_collection):
+        if rec.metadata.get("status") == "forgotten":
+            if forgotten is not None:
+                forgotten.append(RawRecord(rec.id, rec.document, rec.metadata, None))
+            continue
         pending.append(rec)
         seen.append(RawRecord(rec.id, rec.document, rec.metadata, None))
         if len(pending) >= batch:
@@ -192,6 +201,20 @@ def verify(source_collection: Any, target_collection: Any, ids: Sequence[str]) -
             else:
                 bad.append(rid)
     return equal, bad
+
+
+def tombstones_of(source, legacy: Sequence[RawRecord]) -> list[dict]:
+    """The source's tombstones, and one for each record an older automem kept as `forgotten` (no words)."""
+    from ..core.memory import Memory
+    from ..core.store import tombstone_metadata
+
+    out = {t["id"]: t for t in source.tombstones()}
+    for rec in legacy:
+        if rec.id not in out:
+            meta = tombstone_metadata(Memory.from_record(rec.id, rec.document, rec.metadata),
+                                      int(rec.metadata.get("updated_at") or time.time()))
+            out[rec.id] = {"id": rec.id, **meta}
+    return list(out.values())
 
 
 def migrate(source, to: str, *, tenant: str | None = None, database: str | None = None, merge: bool = False,
@@ -222,9 +245,11 @@ def migrate(source, to: str, *, tenant: str | None = None, database: str | None 
             if report.target_before and not merge:
                 raise UsageError(f"{report.target} already holds {report.target_before} memories: pass --merge to "
                                  f"copy into it anyway (records with the same id are replaced)")
-            records, report.copied = copy_records(source.collection, target.collection, batch)
+            legacy: list[RawRecord] = []
+            records, report.copied = copy_records(source.collection, target.collection, batch, legacy)
             if report.copied and target.backend == "embedded":
                 target._wrote()  # other processes on that root reopen and see the copy
+            report.forgotten = target.write_tombstones(tombstones_of(source, legacy))
             report.verified, report.mismatched = verify(source.collection, target.collection,
                                                         [r.id for r in records])
             report.target_after = int(target.collection.count())
