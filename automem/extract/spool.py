@@ -29,7 +29,7 @@ from typing import Any, Callable
 from ..config import Config
 from ..errors import AutomemError, LLMError
 from ..log import log_event
-from ..paths import PACKAGE_PARENT, Location, ensure_private_dir
+from ..paths import PACKAGE_PARENT, Location, ensure_private_dir, open_private
 from ..text import redact_secrets, scrub_surrogates
 
 JOB_VERSION = 1
@@ -194,7 +194,7 @@ def _quarantine(location: Location, path: Path, error: str) -> None:
 def mark_done(location: Location, job: Job) -> None:
     ensure_private_dir(_done_dir(location))
     marker = _done_dir(location) / job.id
-    with open(marker, "w", encoding="ascii") as fh:
+    with open_private(marker) as fh:
         fh.write(str(int(time.time())))
     try:
         os.unlink(job_path(location, job.id))
@@ -546,7 +546,7 @@ def spawn_detached_drainer(location: Location, *, python: str | None = None, wai
     if parent not in paths:
         child_env["PYTHONPATH"] = os.pathsep.join([parent, *paths])
     ensure_private_dir(location.logs_dir)
-    err = open(location.logs_dir / "drainer.stderr", "ab")
+    err = open_private(location.logs_dir / "drainer.stderr", "ab")
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                 start_new_session=True, close_fds=True, env=child_env, cwd=str(location.automem_dir))

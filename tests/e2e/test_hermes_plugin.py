@@ -11,6 +11,8 @@ The tests run in file order and build on one store: install + doctor, the seed's
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 import time
 from pathlib import Path
@@ -101,6 +103,7 @@ class Env:
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
     llm = FakeLLM(RULES).start()
+    umask = os.umask(0o022)  # permissive, as on many machines: automem's files must be owner-only anyway
     base = tmp_path_factory.mktemp("hermes-e2e")
     extraction = (f"automem:\n  extract_backend: openai\n  extract_base_url: {llm.url}\n"
                   f"  extract_api_key: fake-extract-key\n  extract_model: glm-4-flash\n")
@@ -108,6 +111,7 @@ def env(tmp_path_factory):
     try:
         yield Env(h, llm)
     finally:
+        os.umask(umask)
         llm.stop()
 
 
@@ -213,8 +217,10 @@ def test_agent_tools_through_hermes(env):
     assert found[0]["id"] == remembered["id"] and found[0]["text"] == DB_FACT and found[0]["profile"] == "default"
     forgotten = tool_result(reqs[3])
     assert forgotten["forgotten"] == [remembered["id"]]
-    [mem] = [m for m in env.memories(include_hidden=True) if m.id == remembered["id"]]
-    assert mem.status == "forgotten" and mem.room == "tool" and mem.added_by == "agent"
+    assert [m for m in env.memories(include_hidden=True) if m.id == remembered["id"]] == []  # deleted
+    # the words are gone from every file automem keeps (Hermes' own state.db still has the conversation)
+    automem = env.h.root / "automem"
+    assert [p for p in automem.rglob("*") if p.is_file() and DB_FACT.encode() in p.read_bytes()] == []
 
 
 def test_general_hook_fallback_beside_another_memory_provider(env):
@@ -333,3 +339,12 @@ def test_new_then_exit_delivers_the_old_session_twice_and_it_is_one_job(env):
     assert len(events) == 1 and len(events[0]["jobs"]) == 1, events
     new_jobs = [e for e in read_events(env.loc(), "job_enqueued") if e["job"] not in before]
     assert len(new_jobs) == 1
+
+
+def test_the_automem_folder_is_owner_only_after_the_sessions(env):
+    """Every `hermes chat` above ran under umask 0o022: still no file or folder readable by group or others."""
+    automem = env.h.root / "automem"
+    assert (automem / "chroma" / "chroma.sqlite3").is_file() and (automem / "cache" / "recall.json").is_file()
+    loose = [f"{p.relative_to(env.h.root)} {oct(stat.S_IMODE(p.lstat().st_mode))}"
+             for p in [automem, *automem.rglob("*")] if not p.is_symlink() and stat.S_IMODE(p.lstat().st_mode) & 0o077]
+    assert loose == []
