@@ -394,7 +394,8 @@ def cmd_list(args, ctx: Context) -> int:
         ctx.emit(m.to_json(), _memory_line(m))
     if args.all:  # forgotten memories: their ids only, the words are gone
         for t in ctx.store.tombstones():
-            if (profile is None or t.get("profile") == profile) and (args.wing is None or t.get("wing") == args.wing):
+            if (profile is None or t.get("profile") == profile) and (args.wing is None or t.get("wing") == args.wing) \
+                    and (scopes is None or t.get("scope", "") in scopes):
                 ctx.emit(tombstone_json(t), f"{t['id']}  [{t.get('wing')}/{t.get('profile')}] (forgotten: words "
                                             f"deleted)")
     return 0
@@ -403,7 +404,7 @@ def cmd_list(args, ctx: Context) -> int:
 def tombstone_json(t: dict) -> dict:
     """A forgotten memory as `list --all` and `export --forgotten` show it: no text."""
     return {"id": t["id"], "text": None, "status": "forgotten", "tombstone": True,
-            **{k: t[k] for k in ("wing", "profile", "room", "task_id", "created_at", "forgotten_at", "text_sha")
+            **{k: t[k] for k in ("wing", "profile", "scope", "room", "task_id", "created_at", "forgotten_at", "text_sha")
                if k in t}}
 
 
@@ -479,10 +480,11 @@ def import_record(obj: dict, where: str, profile: str):
         raise UsageError(f"{where}: {problem}")
     if obj.get("tombstone") or meta.get("status") == "forgotten":
         # A forgotten memory stays forgotten, and its words are not stored again (an older export may hold them).
-        sha = meta.get("text_sha") or (tombstone_key(owner, text) if isinstance(text, str) else "")
+        scope = meta.get("scope", "")
+        sha = meta.get("text_sha") or (tombstone_key(owner, text, scope) if isinstance(text, str) else "")
         if not isinstance(sha, str) or not sha:
             raise UsageError(f"{where}: a forgotten memory needs \"text_sha\" (or its text)")
-        keep = ("wing", "room", "task_id", "created_at", "forgotten_at")
+        keep = ("wing", "scope", "room", "task_id", "created_at", "forgotten_at")
         return None, {"id": mid, "text_sha": sha, "profile": owner, "status": "forgotten",
                       **{k: meta[k] for k in keep if k in meta}}
     if not isinstance(text, str):

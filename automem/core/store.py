@@ -442,7 +442,7 @@ class Store:
         from ..log import log_event
 
         log_event(self.location, "forget", ids=[m.id for m in gone],
-                  text_sha=[tombstone_key(m.profile, m.text) for m in gone])
+                  text_sha=[tombstone_key(m.profile, m.text, m.scope) for m in gone])
         return [m.id for m in gone if m.id in set(ids)]
 
     def _legacy_forgotten(self) -> list[Memory]:
@@ -481,17 +481,17 @@ class Store:
                     return None
             return None if self._tombstones is _ABSENT else self._tombstones
 
-    def forgotten_among(self, items: Sequence[tuple[str, str, str]]) -> set[str]:
-        """Of (id, profile, normalised text) items, the ids the user forgot: by id, or by the same text of the same
-        profile in any wing. One or two reads; none when nothing was ever forgotten."""
+    def forgotten_among(self, items: Sequence[tuple[str, str, str, str]]) -> set[str]:
+        """Of (id, profile, scope, normalised text) items, the ids their owner forgot: by id, or by the same text
+        of the same profile and scope in any wing. One or two reads; none when nothing was ever forgotten."""
         if not items:
             return set()
         tomb = self._tombstone_collection()
         if tomb is None:
             return set()
-        keys = {tombstone_key(profile, text): mid for mid, profile, text in items}
+        keys = {tombstone_key(profile, text, scope): mid for mid, profile, scope, text in items}
         try:
-            by_id = set(tomb.get(ids=[mid for mid, _, _ in items], include=[])["ids"])
+            by_id = set(tomb.get(ids=[item[0] for item in items], include=[])["ids"])
             res = tomb.get(where={"text_sha": {"$in": sorted(keys)}}, include=["metadatas"])
         except Exception as exc:
             raise StoreError(f"read failed: {self._explain(exc)}") from None
@@ -503,7 +503,7 @@ class Store:
         if tomb is None or not memories:
             return
         ids = set(tomb.get(ids=[m.id for m in memories], include=[])["ids"])
-        keys = sorted({tombstone_key(m.profile, m.text) for m in memories})
+        keys = sorted({tombstone_key(m.profile, m.text, m.scope) for m in memories})
         ids |= set(tomb.get(where={"text_sha": {"$in": keys}}, include=[])["ids"])
         if ids:
             tomb.delete(ids=sorted(ids))
@@ -572,17 +572,18 @@ class Store:
                 "backend": self.backend}
 
 
-def tombstone_key(profile: str, text: str) -> str:
-    """The hash a tombstone keeps of a forgotten memory's words (per profile, any wing)."""
+def tombstone_key(profile: str, text: str, scope: str = OWNER) -> str:
+    """The hash a tombstone keeps of a forgotten memory's words (per profile and scope, any wing)."""
     import hashlib
 
     from ..text import normalise
 
-    return hashlib.sha256(f"{profile}\x1f{normalise(text)}".encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(f"{profile}\x1f{scope}\x1f{normalise(text)}".encode("utf-8")).hexdigest()[:32]
 
 
 def tombstone_metadata(memory: Memory, now: int) -> dict[str, Any]:
-    return {"text_sha": tombstone_key(memory.profile, memory.text), "profile": memory.profile, "wing": memory.wing,
+    return {"text_sha": tombstone_key(memory.profile, memory.text, memory.scope), "profile": memory.profile,
+            "scope": memory.scope, "wing": memory.wing,
             "room": memory.room, "task_id": memory.task_id, "created_at": int(memory.created_at or 0),
             "forgotten_at": int(now), "status": "forgotten"}
 

@@ -192,7 +192,7 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
         return changed[mid]
 
     # A memory the user forgot stays forgotten for automatic sources (its tombstone: same id, or same words).
-    forgotten = store.forgotten_among([(p.id, p.candidate.profile, p.text) for p in plans
+    forgotten = store.forgotten_among([(p.id, p.candidate.profile, p.candidate.scope, p.text) for p in plans
                                        if p.candidate.room in AUTOMATIC_ROOMS])
     out = []
     for plan in plans:

@@ -309,7 +309,7 @@ def record_runs(store, runs: Sequence[TaskRun], added_by: str) -> list:
     ids = [task_memory_id(r.board, r.task_id, r.run_id) for r in runs]
     cands = [task_candidate(r, added_by) for r in runs]
     known = {m.id for m in store.get(ids)}
-    known |= store.forgotten_among([(i, c.profile, c.text) for i, c in zip(ids, cands) if i not in known])
+    known |= store.forgotten_among([(i, c.profile, c.scope, c.text) for i, c in zip(ids, cands) if i not in known])
     todo = [c for c, i in zip(cands, ids) if i not in known]
     return remember(store, todo) if todo else []
 

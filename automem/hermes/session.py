@@ -563,7 +563,7 @@ def read_state_session(profile_home: Path, session_id: str) -> dict | None:
     if not session_id or not path.is_file():
         return None
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        conn = sqlite3.connect(sqlite_ro_uri(path), uri=True, timeout=5)
         try:
             conn.row_factory = sqlite3.Row
             row = conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
