@@ -195,14 +195,15 @@ def test_every_common_option_means_the_same_before_and_after_the_command(command
     from automem.cli import build_parser
 
     parser = build_parser()
-    common = ["--hermes-home", str(tmp_path), "--profile", "blog-writer", "--json"]
+    common = ["--hermes-home", str(tmp_path), "--profile", "blog-writer", "--user", "telegram:42", "--json"]
     before = vars(parser.parse_args([*common, command, *COMMAND_ARGS[command]]))
     after = vars(parser.parse_args([command, *COMMAND_ARGS[command], *common]))
-    split = vars(parser.parse_args(["--json", command, *COMMAND_ARGS[command], *common[:4]]))
+    split = vars(parser.parse_args(["--json", command, *COMMAND_ARGS[command], *common[:6]]))
     assert before == after == split
-    assert (before["hermes_home"], before["profile"], before["json"]) == (str(tmp_path), ["blog-writer"], True)
+    assert (before["hermes_home"], before["profile"], before["user"], before["json"]) == \
+        (str(tmp_path), ["blog-writer"], "telegram:42", True)
     plain = vars(parser.parse_args([command, *COMMAND_ARGS[command]]))
-    assert (plain["hermes_home"], plain["profile"], plain["json"]) == (None, None, False)
+    assert (plain["hermes_home"], plain["profile"], plain["user"], plain["json"]) == (None, None, None, False)
 
 
 def test_options_before_install_and_uninstall_act_on_that_home_and_profile(capsys, tmp_path, monkeypatch):
@@ -259,6 +260,7 @@ def _bad_inputs(tmp_path):
         (["uninstall", "--profile", "Upper"], "not a profile name: 'Upper'"),
         (["doctor", "--profile", "x/../../y"], "not a profile name"),
         (["--profile", "a", "--profile", "b", "list"], "acts as one profile"),
+        (["--user", "telegram:1", "install", "--no-pip"], "--user does not apply to `install`"),
         (["add", "caf\udce9 au lait"], "TEXT is not valid UTF-8"),
         (["search", "\udcff\udcfe"], "QUERY is not valid UTF-8"),
         (["add", "--file", write("bad.jsonl", b'{"text": "caf\xe9 au lait"}\n')], "bad.jsonl:1: not valid UTF-8"),
