@@ -436,7 +436,10 @@ def cmd_export(args, ctx: Context) -> int:
     folder = os.path.dirname(os.path.abspath(args.file)) if args.file else ""
     if args.file and not os.path.isdir(folder):
         raise UsageError(f"cannot write {args.file}: no folder {folder} (create the folder first)")
-    lines = [json.dumps(m.to_json(), ensure_ascii=False)
+    from .text import redact_secrets
+
+    # Redacted on the way out too: a memory stored before a pattern existed must not leave in a file.
+    lines = [json.dumps({**m.to_json(), "text": redact_secrets(m.text)}, ensure_ascii=False)
              for m in sorted(ctx.store.iter_records(), key=lambda m: (m.created_at, m.id)) if m.status != "forgotten"]
     if args.forgotten:  # ids and hashes only: on import they keep automatic sources from bringing them back
         lines += [json.dumps(tombstone_json(t), ensure_ascii=False) for t in ctx.store.tombstones()]

@@ -212,3 +212,19 @@ def test_the_shapes_through_the_pipeline_add_import_and_the_tools(extractor, roo
         assert f'"skipped": {len(SECRETS)}' in out.out
         # every look-alike the model returned is stored verbatim; the rules extract the explicit statements only
         check_no_leaks(root, llm, tmp_path, capsys, len(LOOKALIKES) if extractor == "openai" else 20)
+
+
+def test_an_export_redacts_a_secret_an_older_automem_stored(root, tmp_path, capsys):
+    """Stored before its pattern existed (written here past the write path): the export still carries no secret."""
+    from automem.core.memory import Memory
+
+    store = Store(Location(root, "default"), Config())
+    legacy = Memory(id="m_" + "b" * 24, text=SECRETS[0]["text"], wing="user", profile="default", created_at=1,
+                    updated_at=1)
+    store.add([legacy], store.embed([legacy.text]))
+    store.close()
+    out = tmp_path / "export.jsonl"
+    assert main(["export", str(out), "--hermes-home", str(root)]) == 0
+    capsys.readouterr()
+    [line] = out.read_text(encoding="utf-8").splitlines()
+    assert leaks(line) == [] and "[REDACTED" in json.loads(line)["text"]
