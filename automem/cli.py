@@ -158,6 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("text", nargs="?", help="the memory text")
     p.add_argument("--file", metavar="F.jsonl", help='JSONL lines {"text", "wing", "profile"} ("-" for stdin)')
     p.add_argument("--wing", default="user", choices=("user", "episodic", "instruction"))
+    p.add_argument("--no-judge", action="store_true",
+                   help="decide with the offline rules only, even when an LLM backend is configured")
 
     p = add("search", "visible memories by similarity")
     p.add_argument("query")
@@ -205,6 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("compact", "merge near-duplicates that raced in (writers on several machines): keep the oldest "
                        "duplicate, supersede stale values; safe at any time, on either kind of store")
     p.add_argument("--dry-run", action="store_true", help="show what would be merged, change nothing")
+    p.add_argument("--judge", action="store_true",
+                   help="also put the pairs stored as related (related_to) to the LLM judge (needs an LLM backend)")
 
     p = add("migrate", "copy every memory (ids, text, metadata, status, vectors) to a Chroma server or back")
     p.add_argument("--to", required=True, metavar="URL|PATH",
@@ -357,10 +361,22 @@ def cmd_add(args, ctx: Context) -> int:
         check_text_arg(args.text, "TEXT")
         cands = [Candidate(text=args.text, wing=args.wing, profile=ctx.profile, room="cli", added_by="cli",
                            scope=ctx.scope)]
-    decisions = remember(ctx.store, cands)
+    details: dict = {}
+    judge = None if args.no_judge else _judge(ctx, details)
+    decisions = remember(ctx.store, cands, judge=judge)
+    if details.get("judge_error"):
+        print(f"automem: warning: the judge could not be asked ({details['judge_error']}); the offline rules "
+              f"decided (--no-judge skips it)", file=sys.stderr)
     for d in decisions:
         _print_decision(ctx, d)
     return 2 if any(d.action == "rejected" for d in decisions) and len(decisions) == 1 else 0
+
+
+def _judge(ctx: Context, details: dict):
+    """The LLM judge for a command's writes: the backend extraction would use (None for the offline rules)."""
+    from .extract.pipeline import judge_for
+
+    return judge_for(ctx.location, ctx.config, origin="cli", details=details)
 
 
 def _memory_line(m, distance: float | None = None) -> str:
@@ -600,7 +616,16 @@ def cmd_doctor(args, ctx: Context) -> int:
 def cmd_compact(args, ctx: Context) -> int:
     from .ops.compact import compact
 
-    report = compact(ctx.store, dry_run=args.dry_run)
+    judge = None
+    if args.judge:
+        judge = _judge(ctx, {})
+        if judge is None:
+            raise UsageError("compact --judge needs an LLM backend: set automem.extract_backend: openai with "
+                             "extract_api_key (or $GLM_API_KEY), and dedup_judge: true")
+    report = compact(ctx.store, dry_run=args.dry_run, judge=judge)
+    if report.judge_error:
+        print(f"automem: warning: the judge failed ({report.judge_error}); those pairs stay linked for the next "
+              f"run", file=sys.stderr)
     verb = "would supersede" if args.dry_run else "superseded"
     for m in report.merges:
         ctx.emit({"merge": m.to_json(), "dry_run": args.dry_run},
@@ -609,7 +634,8 @@ def cmd_compact(args, ctx: Context) -> int:
     summary = report.to_json()
     ctx.emit({"summary": summary},
              f"{'dry run: ' if args.dry_run else ''}{summary['scanned']} active memories, {summary['merged']} merged "
-             f"({summary['duplicates']} duplicates, {summary['updates']} updates) in {summary['seconds']} s")
+             f"({summary['duplicates']} duplicates, {summary['updates']} updates)"
+             + (f", {summary['judged']} related pairs judged" if args.judge else "") + f" in {summary['seconds']} s")
     return 0
 
 

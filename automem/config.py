@@ -78,9 +78,10 @@ class Config:
     prefetch_max_distance: float = 0.8
     # write path thresholds (cosine distance)
     dedup_neighbours: int = 5
-    dedup_same_distance: float = 0.08
-    dedup_paraphrase_distance: float = 0.45
     dedup_related_distance: float = 0.62
+    # the judge: with an LLM backend, the pairs the rules cannot settle go to it (one batched call per write)
+    dedup_judge: bool = True
+    dedup_judge_neighbours: int = 2  # neighbours within the related distance each candidate is compared with
 
     warnings: list = field(default_factory=list, repr=False, compare=False)
     sources: list = field(default_factory=list, repr=False, compare=False)
@@ -153,7 +154,7 @@ def _validate(cfg: Config) -> None:
             bad("shared_wings", f"unknown wing {w!r}; wings are {', '.join(WINGS)}")
     for key in ("recall_max_items", "recall_max_chars", "known_max_items", "known_max_chars", "spool_max_attempts",
                 "extract_max_tokens", "transcript_message_chars", "transcript_max_chars", "dedup_neighbours",
-                "extract_every_turns", "extract_every_chars"):
+                "extract_every_turns", "extract_every_chars", "dedup_judge_neighbours"):
         if getattr(cfg, key) < 1:
             bad(key, "must be at least 1")
     if cfg.spool_dead_keep_days <= 0:

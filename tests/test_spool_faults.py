@@ -205,24 +205,29 @@ def test_garbage_then_ok(env):
     check()
 
 
-def test_truncated_answers(env):
-    """A body cut off mid-transfer is retried; an answer the model itself cut off keeps its complete items."""
+def test_an_answer_cut_off_mid_json_is_retried_and_every_memory_is_stored_once(env):
+    """A body cut off mid-transfer is retried. An answer the model itself cut off mid-JSON keeps its complete items,
+    and the job runs again (at once, with twice the max_tokens) for the rest; the complete answer then adds only
+    what was missing: every memory exists once."""
     location, open_store, check = env
     cut = json.dumps(SEED_ANSWER, ensure_ascii=False)
     cut = cut[:cut.index("代码风格") + 4]
     with FakeLLM([{"match": {"user": "第一次"}, "text": "x" * 400, "truncate_body": 60, "times": 1},
-                  {"match": {"user": "第一次"}, "text": cut, "finish_reason": "length"},
-                  {"match": {"user": "第二次"}, "json": {"instruction": ["代码风格遵循PEP8，docstring用Google风格"]}}]) as llm:
+                  {"match": {"system": "记忆提取助手"}, "text": cut, "finish_reason": "length", "times": 1},
+                  EXTRACT]) as llm:
         cfg = llm_config(llm.url)
         store = open_store(cfg)
         enqueue(location, SEED_CHAT + [{"role": "user", "content": "第一次"}], session_id="s1", config=cfg)
         report = drain(location, cfg, store=store, wait_seconds=10)
-        assert (report.retry, report.done) == (1, 1)
+        assert (report.retry, report.done, report.dead) == (2, 1, 0)
+        cut_off = job_events(location, "retry")[1]
+        assert cut_off["truncated"] and cut_off["error"].startswith("the answer was cut off after 2 memories")
+        assert [d["decision"] for d in cut_off["decisions"]] == ["new", "new"]
         done = job_events(location, "done")[0]
-        assert done["truncated"] and [c["text"] for c in done["candidates"]] == [  # the log holds hashes only
-            hashed("用户习惯使用vim编辑器"), hashed("项目统一使用Python 3.11")]
-        enqueue(location, SEED_CHAT + [{"role": "user", "content": "第二次"}], session_id="s2", config=cfg)
-        assert drain(location, cfg, store=store, wait_seconds=10).done == 1
+        assert sorted(d["decision"] for d in done["decisions"]) == ["duplicate", "duplicate", "new"]
+        extraction = [r["body"] for r in llm.chat_requests() if "记忆提取助手" in r["body"]["messages"][0]["content"]]
+        assert [b["max_tokens"] for b in extraction] == [800, 800, 1600]
+        assert "项目统一使用Python 3.11" in extraction[-1]["messages"][0]["content"]  # P2 names what was stored
     check()
 
 

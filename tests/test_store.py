@@ -192,16 +192,16 @@ def test_each_process_sees_the_others_writes_in_vector_search(store, root):
     # This process opens the store first and keeps its client: the case Chroma's per-process cache gets wrong.
     remember(store, [Candidate("I use vim, not nano", wing="user")])
     assert store.search("text editor", k=1, profile="default")
-    seen, decision = _run_second_process(root, "which editor", "用户住在上海")
+    seen, decision = _run_second_process(root, "which editor", "用户每天喝两杯咖啡")
     assert "I use vim, not nano" in seen and decision == "new"
-    hits = [m.text for m, _ in store.search("用户住在哪个城市", k=1, profile="default")]
-    assert hits == ["用户住在上海"]
-    # ...and this process's write path decides against it: a restatement is a duplicate.
-    assert remember(store, [Candidate("用户住在上海", wing="user")])[0].action == "duplicate"
-    [upd] = remember(store, [Candidate("用户现在住在北京", wing="user")])
+    hits = [m.text for m, _ in store.search("用户每天喝几杯咖啡", k=1, profile="default")]
+    assert hits == ["用户每天喝两杯咖啡"]
+    # ...and this process's write path decides against it: the same fact is a duplicate, a new number an update.
+    assert remember(store, [Candidate("用户每天喝两杯咖啡", wing="user")])[0].action == "duplicate"
+    [upd] = remember(store, [Candidate("用户现在每天喝三杯咖啡", wing="user")])
     assert upd.action == "update"
-    seen, decision = _run_second_process(root, "城市", "用户现在住在北京")
-    assert "用户现在住在北京" in seen and "用户住在上海" not in seen
+    seen, decision = _run_second_process(root, "咖啡", "用户现在每天喝三杯咖啡")
+    assert "用户现在每天喝三杯咖啡" in seen and "用户每天喝两杯咖啡" not in seen
     assert decision == "duplicate"
 
 

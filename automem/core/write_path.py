@@ -1,8 +1,13 @@
 """The write path. Every memory, whatever its source, enters the store here.
 
 candidate -> normalise -> validate (5..200 chars, no secret) -> nearest visible neighbours in the same wing
--> decide (duplicate / update / new, see `automem.core.dedup`) -> write. One job's candidates are decided and written
-under one inter-process lock, so two processes cannot both decide "new" for the same fact.
+-> decide (duplicate / update / new, see `automem.core.dedup`) -> write.
+
+The slow parts run outside the inter-process write lock: embedding, the first neighbour lookup and decision, and
+the judge (one batched LLM call for the pairs the rules cannot settle). Under the lock each candidate's
+neighbourhood is looked up again; where it changed meanwhile (another process wrote), the candidate is decided
+again with the rules, so a decision is never applied against a store it did not see. Then one job's writes go in
+together, so two processes cannot both decide "new" for the same fact.
 """
 
 from __future__ import annotations
@@ -11,14 +16,15 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
-from .dedup import Neighbour, Thresholds, Verdict, decide, settle
+from .dedup import Neighbour, Question, Thresholds, Verdict, decide, settle
 from ..log import log_event
 from .memory import OWNER, WINGS, Memory, memory_id
 from .visibility import is_visible
 from ..text import looks_like_injection, redact_secrets, scrub_surrogates, validate
 
-# A judge settles borderline pairs in one batched call: (candidate, existing) -> "duplicate" | "update" | "new".
-Judge = Callable[[list[tuple[str, str]]], list[str]]
+# A judge settles the pairs the rules cannot, in one batched call: (candidate, existing, wing) -> "duplicate" |
+# "update" | "new" for each.
+Judge = Callable[[list[tuple[str, str, str]]], list[str]]
 
 # Sources whose writes do not bring back a memory the user forgot (an old transcript may say it again).
 AUTOMATIC_ROOMS = frozenset({"auto-extract", "kanban", "builtin-mirror"})
@@ -29,6 +35,11 @@ EVENT_ROOMS = frozenset({"kanban"})
 # What the owner typed on purpose (`automem add`, `automem import`). Everything else came through a conversation,
 # so text in it that orders the model to drop its instructions is not stored.
 EXPLICIT_ROOMS = frozenset({"cli", "import"})
+# Memories of this wing are events: never superseded by another event (see automem.core.dedup).
+EVENT_WING = "episodic"
+# A "new" memory close to another that nobody (no judge) compared it with carries that one's id here, so
+# `automem compact --judge` can put the pair to a judge later.
+RELATED_TO = "related_to"
 
 
 @dataclass
@@ -71,6 +82,9 @@ class _Planned:
     vector: list[float]
     verdict: Verdict
     existing: Memory | None
+    neighbours: list[Neighbour] = field(default_factory=list)
+    seen: tuple = ()  # what the decision saw: the neighbourhood's fingerprint
+    judged: bool = False
 
 
 def writable_by(earlier: Candidate, cand: Candidate, config) -> bool:
@@ -87,7 +101,12 @@ def _dot(a: Sequence[float], b: Sequence[float]) -> float:
 
 def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
              now: int | None = None) -> list[Decision]:
-    """Decide and store `candidates`; one Decision per candidate, in order. Logged to automem.log."""
+    """Decide and store `candidates`; one Decision per candidate, in order. Logged to automem.log.
+
+    With a `judge`, every candidate the rules are not sure of (a neighbour within the related distance that is
+    not the same wording) is settled by one batched call, made outside the write lock; a failed or garbled
+    answer leaves the rules' loss-averse decision.
+    """
     now = int(now if now is not None else time.time())
     decisions: list[Decision | None] = [None] * len(candidates)
     valid: list[tuple[int, Candidate, str]] = []
@@ -106,10 +125,20 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
     if valid:
         vectors = store.embed([norm for _, _, norm in valid])  # outside the lock: the slow part
         thresholds = Thresholds.from_config(store.config)
-        with store.lock():
-            planned = _plan(store, valid, vectors, thresholds, judge)
-            for (i, _, _), decision in zip(valid, _apply_all(store, planned, now)):
-                decisions[i] = decision
+        if judge is None:
+            with store.lock():
+                plans = _plan(store, valid, vectors, thresholds)
+                applied = _apply_all(store, plans, now)
+        else:
+            generation = store.generation()
+            plans = _plan(store, valid, vectors, thresholds)  # outside the lock: reads only
+            _settle(store, plans, judge)  # outside the lock too: an LLM call may take seconds
+            with store.lock():
+                if store.backend != "embedded" or store.generation() != generation:
+                    _recheck(store, plans, thresholds)
+                applied = _apply_all(store, plans, now)
+        for (i, _, _), decision in zip(valid, applied):
+            decisions[i] = decision
 
     out = [d for d in decisions if d is not None]
     if out:
@@ -117,57 +146,94 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
     return out
 
 
-def _plan(store, valid, vectors, thresholds: Thresholds, judge: Judge | None) -> list[_Planned]:
+def _plan(store, valid, vectors, thresholds: Thresholds) -> list[_Planned]:
     """Decide every candidate against the store and against the earlier candidates of the same batch."""
-    k = store.config.dedup_neighbours
+    ids = [cand.id or memory_id(cand.profile, cand.wing, norm, cand.scope) for _, cand, norm in valid]
+    stored = {m.id: m for m in store.get(list(dict.fromkeys(ids)))}
     plans: list[_Planned] = []
-    for (_, cand, norm), vec in zip(valid, vectors):
-        mid = cand.id or memory_id(cand.profile, cand.wing, norm, cand.scope)
-        existing = (store.get([mid]) or [None])[0]
-        if cand.room in EVENT_ROOMS:
-            seen = (existing is not None and existing.status != "forgotten") or any(p.id == mid for p in plans)
-            verdict = (Verdict("duplicate", mid, "this event is already recorded", False) if seen
-                       else Verdict("new", None, "a new event record", False))
-            plans.append(_Planned(cand, norm, mid, list(vec), verdict, existing))
-            continue
-        superseded_here = {p.verdict.matched_id for p in plans if p.verdict.action == "update"}
-        neighbours = [Neighbour(m.id, m.text, dist)
-                      for m, dist in store.search(embedding=vec, k=k, profile=cand.profile, wing=cand.wing,
-                                                   where={"room": {"$nin": sorted(EVENT_ROOMS)}},
-                                                   scopes=(cand.scope,), inherit=False)
-                      if m.id != mid and m.id not in superseded_here]
-        # Earlier candidates of this batch are not stored yet: compare with them directly.
-        for prev in plans:
-            if (prev.candidate.wing == cand.wing and prev.verdict.action != "duplicate" and prev.id != mid
-                    and prev.candidate.room not in EVENT_ROOMS and writable_by(prev.candidate, cand, store.config)):
-                neighbours.append(Neighbour(prev.id, prev.text, 1.0 - _dot(vec, prev.vector)))
-        neighbours.sort(key=lambda n: n.distance)
-        if (existing is not None and existing.status == "active") or any(
-                p.id == mid and p.verdict.action != "duplicate" for p in plans):
-            verdict = Verdict("duplicate", mid, "the same text is already stored", False)
-        else:
-            verdict = decide(norm, neighbours, thresholds)
-        plans.append(_Planned(cand, norm, mid, list(vec), verdict, existing))
-    if judge is not None:
-        _settle_borderline(store, plans, judge)
+    for (_, cand, norm), vec, mid in zip(valid, vectors, ids):
+        plan = _Planned(cand, norm, mid, list(vec), Verdict("new", None, "", False), stored.get(mid))
+        _decide(store, plan, plans, thresholds)
+        plans.append(plan)
     return plans
 
 
-def _settle_borderline(store, plans: list[_Planned], judge: Judge) -> None:
-    """One batched judge call for the pairs the cheap checks were not sure of; a failed judge changes nothing."""
-    unsure = [p for p in plans if p.verdict.borderline and p.verdict.matched_id]
-    if not unsure:
+def _decide(store, plan: _Planned, earlier: list[_Planned], thresholds: Thresholds) -> None:
+    """The rules' verdict for `plan`, given the store as it is now and the batch's `earlier` candidates."""
+    cand, mid, existing = plan.candidate, plan.id, plan.existing
+    if cand.room in EVENT_ROOMS:
+        seen = (existing is not None and existing.status != "forgotten") or any(p.id == mid for p in earlier)
+        plan.verdict = (Verdict("duplicate", mid, "this event is already recorded", False) if seen
+                        else Verdict("new", None, "a new event record", False))
+        plan.seen = (existing.status if existing else None,)
         return
-    texts = {p.id: p.text for p in plans}
-    stored = [p.verdict.matched_id for p in unsure if p.verdict.matched_id not in texts]
-    texts.update({m.id: m.text for m in store.get(stored)})
+    superseded_here = {p.verdict.matched_id for p in earlier if p.verdict.action == "update"}
+    neighbours = [Neighbour(m.id, m.text, dist)
+                  for m, dist in store.search(embedding=plan.vector, k=store.config.dedup_neighbours,
+                                               profile=cand.profile, wing=cand.wing,
+                                               where={"room": {"$nin": sorted(EVENT_ROOMS)}},
+                                               scopes=(cand.scope,), inherit=False)
+                  if m.id != mid and m.id not in superseded_here]
+    plan.seen = (existing.status if existing else None,
+                 tuple(sorted((n.id, round(n.distance, 4)) for n in neighbours if n.distance <= thresholds.related)))
+    # Earlier candidates of this batch are not stored yet: compare with those this candidate's write could touch.
+    for prev in earlier:
+        if (prev.candidate.wing == cand.wing and prev.verdict.action != "duplicate" and prev.id != mid
+                and prev.candidate.room not in EVENT_ROOMS and writable_by(prev.candidate, cand, store.config)):
+            neighbours.append(Neighbour(prev.id, prev.text, 1.0 - _dot(plan.vector, prev.vector)))
+    neighbours.sort(key=lambda n: n.distance)
+    plan.neighbours = neighbours
+    if (existing is not None and existing.status == "active") or any(
+            p.id == mid and p.verdict.action != "duplicate" for p in earlier):
+        plan.verdict = Verdict("duplicate", mid, "the same text is already stored", False)
+    else:
+        plan.verdict = decide(plan.text, neighbours, thresholds, event=cand.wing == EVENT_WING)
+
+
+def _settle(store, plans: list[_Planned], judge: Judge) -> None:
+    """One batched judge call for every candidate the rules were not sure of; a failed judge changes nothing."""
+    limit = max(1, store.config.dedup_judge_neighbours)
+    asked = [p for p in plans if p.verdict.borderline and p.verdict.ask]
+    if not asked:
+        return
+    questions = []
+    for p in asked:
+        texts = {n.id: n.text for n in p.neighbours}
+        questions.append(Question(p.text, p.verdict, tuple((i, texts[i]) for i in p.verdict.ask[:limit] if i in texts),
+                                  p.candidate.wing))
+    started = time.monotonic()
     try:
-        settled = settle([(p.text, texts.get(p.verdict.matched_id, ""), p.verdict) for p in unsure], judge)
-    except Exception as exc:  # the judge is an optimisation: the cheap checks' answers stand
-        log_event(store.location, "judge_failed", error=f"{exc.__class__.__name__}: {exc}")
+        settled = settle(questions, judge)
+    except Exception as exc:  # the rules' loss-averse answers stand
+        log_event(store.location, "judge_failed", error=f"{exc.__class__.__name__}: {exc}",
+                  candidates=len(questions))
         return
-    for plan, verdict in zip(unsure, settled):
+    log_event(store.location, "judge", candidates=len(questions), pairs=sum(len(q.neighbours) for q in questions),
+              changed=sum(v.action != p.verdict.action for p, v in zip(asked, settled)),
+              ms=round((time.monotonic() - started) * 1000, 1))
+    for plan, verdict in zip(asked, settled):
+        plan.judged = verdict is not plan.verdict
         plan.verdict = verdict
+
+
+def _recheck(store, plans: list[_Planned], thresholds: Thresholds) -> None:
+    """Under the lock, after a judge call made outside it: where another process wrote meanwhile and a
+    candidate's neighbourhood changed, that candidate is decided again with the rules (the judge's answer was
+    about memories that may have moved since)."""
+    fresh = {m.id: m for m in store.get(list(dict.fromkeys(p.id for p in plans)))}
+    redone: list[str] = []
+    for i, plan in enumerate(plans):
+        kept_verdict, kept_seen = plan.verdict, plan.seen
+        plan.existing = fresh.get(plan.id)
+        _decide(store, plan, plans[:i], thresholds)
+        if plan.seen == kept_seen and not redone:
+            plan.verdict = kept_verdict  # nothing it was decided against moved: the decision stands
+        else:
+            plan.judged = False
+            redone.append(plan.id)
+    if redone:
+        log_event(store.location, "write_recheck", redecided=redone,
+                  note="another process wrote while the judge was asked; decided again with the rules")
 
 
 def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
@@ -216,6 +282,8 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
                      added_by=cand.added_by or cand.room, session_id=cand.session_id, task_id=cand.task_id,
                      created_at=plan.existing.created_at if plan.existing else now, updated_at=now,
                      status="active", superseded_by="", job=cand.job, extra=dict(cand.extra))
+        if verdict.action == "new" and verdict.matched_id and verdict.borderline and not plan.judged:
+            mem.extra[RELATED_TO] = verdict.matched_id  # close, and nobody compared them: compact --judge may
         changed.pop(mem.id, None)
         dirty.discard(mem.id)
         adds[mem.id] = (mem, plan.vector)

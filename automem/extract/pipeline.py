@@ -34,8 +34,11 @@ from ..core.identity import OWNER_IDENTITY, Identity
 KNOWN_WINGS = ("user", "instruction")
 KNOWN_QUERY_MESSAGES = 8  # P2 looks up neighbours of this many of the newest user messages
 KNOWN_NEIGHBOURS = 5
-JUDGE_MAX_TOKENS = 200
+JUDGE_MIN_TOKENS = 32  # the judge answers one short word per pair
+JUDGE_TOKENS_PER_PAIR = 8
 ANSWER_PREVIEW_CHARS = 300
+TRUNCATED = "the answer was cut off"  # how a job whose extraction answer ended mid-JSON is retried
+MAX_TOKEN_DOUBLINGS = 2  # each retry after a cut-off answer doubles max_tokens, up to 4x extract_max_tokens
 
 
 # -- enqueue (the hook's cost) ---------------------------------------------------------------------------------
@@ -124,7 +127,7 @@ def known_memories(store: Any, transcript: Transcript, profile: str, config: Con
 
 # -- P0 + parse --------------------------------------------------------------------------------------------------
 def extract_candidates(transcript: Transcript, known: list[str], backend: Any, config: Config,
-                       details: dict) -> list[tuple[str, str]]:
+                       details: dict, max_tokens: int | None = None) -> list[tuple[str, str]]:
     """(category, text) pairs from the backend. Records tokens, latency and parse notes in `details`."""
     from .parse import parse_extraction
     from .rules import classify, extract_statements
@@ -139,7 +142,7 @@ def extract_candidates(transcript: Transcript, known: list[str], backend: Any, c
     else:
         known_text = known_context(known, config.known_max_items, config.known_max_chars)
         details["known"] = len(known_text.split("；")) if known_text else 0
-        completion = backend.complete(build_messages(transcript.text, known_text))
+        completion = backend.complete(build_messages(transcript.text, known_text), max_tokens=max_tokens)
         details["model"] = completion.model
         details["prompt_tokens"] = details.get("prompt_tokens", 0) + completion.prompt_tokens
         details["completion_tokens"] = details.get("completion_tokens", 0) + completion.completion_tokens
@@ -156,21 +159,43 @@ def extract_candidates(transcript: Transcript, known: list[str], backend: Any, c
     return pairs
 
 
-def make_judge(backend: Any, details: dict):
-    """A write-path judge backed by one batched LLM call (None for the rules backend)."""
-    if backend.name == "rules":
+def make_judge(backend: Any, details: dict, config: Config | None = None):
+    """A write-path judge backed by one batched LLM call per write (None for the rules backend, or when
+    `dedup_judge` is off). Its calls, pairs and tokens are added to `details`."""
+    if backend is None or backend.name == "rules" or (config is not None and not config.dedup_judge):
         return None
     from .parse import parse_judge
 
-    def judge(pairs: list[tuple[str, str]]) -> list[str]:
-        completion = backend.complete(build_judge_messages(pairs), max_tokens=JUDGE_MAX_TOKENS)
+    def judge(pairs: list[tuple]) -> list[str]:
+        max_tokens = JUDGE_MIN_TOKENS + JUDGE_TOKENS_PER_PAIR * len(pairs)
+        try:
+            completion = backend.complete(build_judge_messages(pairs), max_tokens=max_tokens)
+        except Exception as exc:
+            details["judge_error"] = str(exc) if isinstance(exc, AutomemError) else f"{exc.__class__.__name__}: {exc}"
+            raise
         details["prompt_tokens"] = details.get("prompt_tokens", 0) + completion.prompt_tokens
         details["completion_tokens"] = details.get("completion_tokens", 0) + completion.completion_tokens
-        details["judge_pairs"] = len(pairs)
+        details["judge_calls"] = details.get("judge_calls", 0) + 1
+        details["judge_pairs"] = details.get("judge_pairs", 0) + len(pairs)
+        details["judge_prompt_tokens"] = details.get("judge_prompt_tokens", 0) + completion.prompt_tokens
+        details["judge_completion_tokens"] = details.get("judge_completion_tokens", 0) + completion.completion_tokens
         details["judge_latency_ms"] = round(completion.latency_ms, 1)
         return parse_judge(completion.text, len(pairs))
 
     return judge
+
+
+def judge_for(location: Location, config: Config, origin: str = "cli", details: dict | None = None):
+    """The judge for a write outside extraction (`automem add`, the agent's `automem_remember`): the backend
+    extraction would use, when it is an LLM; None for the offline rules."""
+    if not config.dedup_judge:
+        return None
+    from .llm import choose_backend, registered_host_llm
+
+    backend = choose_backend(config, location, origin)
+    if backend.name == "hermes" and origin != "hermes" and registered_host_llm(location.profile) is None:
+        return None  # the host's model is reachable from inside a Hermes session only
+    return make_judge(backend, {} if details is None else details, config)
 
 
 # -- P1 and one job ------------------------------------------------------------------------------------------
@@ -221,15 +246,25 @@ class Pipeline:
         known = (known_memories(store, transcript, job.profile, config, identity.reads)
                  if backend.name != "rules" else [])
         details["p2_ms"] = round((time.monotonic() - start) * 1000, 1)
-        pairs = extract_candidates(transcript, known, backend, config, details)
+        cut_before = sum(1 for _, error in job.errors if str(error).startswith(TRUNCATED))
+        max_tokens = config.extract_max_tokens * 2 ** min(cut_before, MAX_TOKEN_DOUBLINGS)
+        pairs = extract_candidates(transcript, known, backend, config, details, max_tokens=max_tokens)
         candidates = []
         for cat, text in pairs:
             wing = WING_OF_CATEGORY.get(cat, "user")
             candidates.append(Candidate(text=text, wing=wing, profile=job.profile, scope=identity.scope_for(wing),
                                         room="auto-extract", added_by="auto-extract", session_id=job.session_id,
                                         task_id=job.task_id, job=job.id))
-        decisions = remember(store, candidates, judge=make_judge(backend, details)) if candidates else []
+        decisions = remember(store, candidates, judge=make_judge(backend, details, config)) if candidates else []
         details["decisions"] = [d.to_json() for d in decisions]
+        if details.get("truncated"):
+            # The complete memories are stored; the job runs again for the rest (P2 now lists what was stored,
+            # and deterministic ids plus the write path keep the repeated ones from being added twice).
+            from .llm import llm_error
+
+            raise llm_error(f"{TRUNCATED} after {len(pairs)} memories (stored); extracting again for the rest "
+                            f"with max_tokens {config.extract_max_tokens * 2 ** min(cut_before + 1, MAX_TOKEN_DOUBLINGS)}",
+                            True, retry_after=0.0)
         return decisions
 
     def close(self) -> None:
@@ -277,19 +312,30 @@ def extract_now(location: Location, messages: Sequence[Any], *, config: Config |
                 pending = read_job(existing) or job
                 pending.attempts, pending.next_attempt_at = 0, 0.0
                 write_atomic(existing, pending.to_json())
-            statuses.append(process_one(location, config, job, pipeline.process, report=report))
+            status = process_one(location, config, job, pipeline.process, report=report)
+            # An answer cut off mid-JSON stored its complete memories and asks for another attempt: run it now.
+            retries = 0
+            while (status == "retry" and retries < MAX_TOKEN_DOUBLINGS
+                   and str(report.jobs[-1].get("error", "")).startswith(TRUNCATED)):
+                retries += 1
+                status = process_one(location, config, job, pipeline.process, report=report)
+            statuses.append(status)
     finally:
         pipeline.close()
     records = report.jobs
     details = dict(records[-1]) if records else {}
     if len(records) > 1:
-        details["windows"] = len(records)
+        details["windows"] = len(jobs)
         for key in ("prompt_tokens", "completion_tokens"):
             details[key] = sum(int(r.get(key) or 0) for r in records)
         details["candidates"] = [c for r in records for c in (r.get("candidates") or [])]
-    decisions = [d for r in records for d in (r.get("decisions") or [])]
+    decisions: list = []
+    for record in records:  # each memory as first decided (a retry finds the stored ones duplicates)
+        for d in record.get("decisions") or []:
+            if not any((d.get("text"), d.get("wing")) == (e.get("text"), e.get("wing")) for e in decisions):
+                decisions.append(d)
     status = next((s for s in ("dead", "retry", "locked") if s in statuses), "done")
-    error = next((r.get("error") for r in records if r.get("error")), "")
+    error = next((r.get("error") for r in records if r.get("error")), "") if status != "done" else ""
     if status == "locked":
         error = error or "another drainer is processing this job right now"
     return ExtractResult(jobs[-1].id, status, decisions, details, error)

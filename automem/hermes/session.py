@@ -107,7 +107,8 @@ def tool_search(store, profile: str, args: dict, identity: Identity = OWNER_IDEN
                          "distance": round(d, 4), "updated_at": m.updated_at} for m, d in hits]}
 
 
-def tool_remember(store, profile: str, args: dict, session_id: str = "", identity: Identity = OWNER_IDENTITY) -> dict:
+def tool_remember(store, profile: str, args: dict, session_id: str = "", identity: Identity = OWNER_IDENTITY,
+                  judge=None) -> dict:
     from ..core.write_path import Candidate, remember
 
     text, category = args.get("text"), args.get("category") or "persona"
@@ -117,7 +118,7 @@ def tool_remember(store, profile: str, args: dict, session_id: str = "", identit
     if not isinstance(text, str):
         return {"error": "automem_remember needs a `text` string"}
     [d] = remember(store, [Candidate(text=text, wing=wing, profile=profile, room=ROOM_TOOL, added_by="agent",
-                                     session_id=session_id, scope=identity.scope_for(wing))])
+                                     session_id=session_id, scope=identity.scope_for(wing))], judge=judge)
     out = {"decision": d.action, "id": d.id, "matched_id": d.matched_id, "reason": d.reason, "text": d.text,
            "category": CATEGORY_OF_WING.get(d.wing, d.wing)}
     return out
@@ -144,15 +145,16 @@ def tool_forget(store, profile: str, args: dict, identity: Identity = OWNER_IDEN
 
 
 def run_tool(store, profile: str, name: str, args: Any, session_id: str = "",
-             identity: Identity = OWNER_IDENTITY) -> str:
-    """One tool call as Hermes wants it: a JSON string, errors included (never an exception)."""
+             identity: Identity = OWNER_IDENTITY, judge=None) -> str:
+    """One tool call as Hermes wants it: a JSON string, errors included (never an exception). `judge`: the
+    write path's LLM judge for `automem_remember` (the session's model), or None for the offline rules."""
     if not isinstance(args, dict):
         return _dumps({"error": "tool arguments must be a JSON object"})
     try:
         if name == "automem_search":
             out = tool_search(store, profile, args, identity)
         elif name == "automem_remember":
-            out = tool_remember(store, profile, args, session_id, identity)
+            out = tool_remember(store, profile, args, session_id, identity, judge=judge)
         elif name == "automem_forget":
             out = tool_forget(store, profile, args, identity)
         else:
@@ -456,7 +458,19 @@ class HermesSession:
 
     # -- tools ------------------------------------------------------------------------------------------------
     def handle_tool(self, name: str, args: Any) -> str:
-        return run_tool(self.store(), self.location.profile, name, args, self.session_id, self.identity)
+        judge = self.judge() if name == "automem_remember" else None
+        return run_tool(self.store(), self.location.profile, name, args, self.session_id, self.identity, judge=judge)
+
+    def judge(self):
+        """The write path's judge for this session's tool writes: the backend extraction would use here (the
+        host's model inside Hermes), or None offline."""
+        try:
+            from ..extract.pipeline import judge_for
+
+            return judge_for(self.location, self.config, origin="hermes")
+        except Exception as exc:  # noqa: BLE001 - the rules decide alone
+            log_event(self.location, "judge_unavailable", error=f"{exc.__class__.__name__}: {exc}")
+            return None
 
     # -- shutdown ---------------------------------------------------------------------------------------------
     def shutdown(self, join_s: float = MIRROR_JOIN_S) -> None:
@@ -579,7 +593,12 @@ def run_tool_in_home(hermes_home: str | None, name: str, args: Any, session_id: 
     location = Location.resolve(hermes_home)
     config = load_config(location)
     identity = identity_of_session(location, config, session_id)
-    return run_tool(store_for(location, config), location.profile, name, args, session_id, identity)
+    judge = None
+    if name == "automem_remember":
+        from ..extract.pipeline import judge_for
+
+        judge = judge_for(location, config, origin="hermes")
+    return run_tool(store_for(location, config), location.profile, name, args, session_id, identity, judge=judge)
 
 
 def finalize_fallback(hermes_home: str | None, session_id: str, *, reason: str = "", platform: str = "") -> list[str]:

@@ -17,8 +17,12 @@ the partner in view: that is the store a serialised run of the same writes would
 
 Passes repeat until one changes nothing, so a second `compact` changes nothing either. Nothing is deleted. On the
 embedded store it runs under the write lock; on a server it is safe next to live writers (a memory forgotten
-meanwhile stays forgotten, see `Store.update_metadata`). The judge (LLM) is not consulted: borderline pairs get
-the cheap checks' answer, as in the write path without a judge.
+meanwhile stays forgotten, see `Store.update_metadata`).
+
+With a judge (`automem compact --judge`), the pairs the write path stored as "new" without anyone comparing them
+(a memory's `related_to` names its close neighbour) go to the judge too, in batched calls made before the lock is
+taken: duplicate -> the newer is superseded by the older; update -> the older by the newer (never between events);
+new -> the link is cleared, so the pair is not asked again. A failed judge call changes nothing of its pairs.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Iterable, Sequence
 
 from ..core.dedup import Neighbour, Thresholds, decide
 from ..core.memory import Memory
+from ..core.write_path import EVENT_ROOMS, EVENT_WING, RELATED_TO
 
 _BLOCK = 512  # rows per matrix product: bounds memory (block x group size floats)
 MAX_PASSES = 5
@@ -68,12 +73,15 @@ class CompactReport:
     dry_run: bool = False
     skipped: list[str] = field(default_factory=list)  # ids without a usable vector
     seconds: float = 0.0
+    judged: int = 0  # related_to pairs the judge answered
+    judge_error: str = ""
 
     def to_json(self) -> dict:
         return {"scanned": self.scanned, "merged": len(self.merges), "passes": self.passes, "dry_run": self.dry_run,
                 "duplicates": sum(m.action == "duplicate" for m in self.merges),
                 "updates": sum(m.action == "update" for m in self.merges),
-                "skipped": self.skipped, "seconds": round(self.seconds, 3)}
+                "skipped": self.skipped, "seconds": round(self.seconds, 3), "judged": self.judged,
+                "judge_error": self.judge_error}
 
 
 def visibility_group(m: Memory, shared_wings: Iterable[str]) -> tuple[str, str, str]:
@@ -135,7 +143,7 @@ def plan_pass(groups: list[_Group], thresholds: Thresholds, k: int) -> list[Merg
                 me = g.records[i].memory
                 neighbours = [Neighbour(g.records[j].memory.id, g.records[j].memory.text, float(1.0 - row[j]))
                               for j in nearest]
-                verdict = decide(me.text, neighbours, thresholds)
+                verdict = decide(me.text, neighbours, thresholds, event=me.wing == EVENT_WING)
                 if verdict.action not in ("duplicate", "update") or not verdict.matched_id:
                     continue
                 j = next((j for j in nearest if g.records[j].memory.id == verdict.matched_id), None)
@@ -190,17 +198,88 @@ def load_records(store) -> tuple[list[Record], list[str]]:
     return records, skipped
 
 
-def compact(store, dry_run: bool = False, now: int | None = None) -> CompactReport:
+JUDGE_BATCH = 40  # related_to pairs per judge call
+
+
+def related_pairs(records: Sequence[Record], merges: Sequence[Merge], shared_wings: Iterable[str]) -> list[tuple[Memory, Memory]]:
+    """(newer, older) pairs still to be judged: an active memory and the active one its `related_to` names, in
+    the same visibility group, neither merged away nor a task record."""
+    gone = {m.superseded for m in merges}
+    by_id = {r.memory.id: r for r in records}
+    shared = list(shared_wings)
+    out = []
+    for r in records:
+        me = r.memory
+        other = by_id.get(str(me.extra.get(RELATED_TO) or ""))
+        if (other is None or me.status != "active" or other.memory.status != "active" or me.id in gone
+                or other.memory.id in gone or me.room in EVENT_ROOMS or other.memory.room in EVENT_ROOMS
+                or visibility_group(me, shared) != visibility_group(other.memory, shared)):
+            continue
+        newer, older = (me, other.memory) if r.pos > other.pos else (other.memory, me)
+        out.append((newer, older))
+    return out
+
+
+def judge_related(pairs: Sequence[tuple[Memory, Memory]], judge) -> tuple[list[Merge], list[Memory], int, str]:
+    """Ask `judge` about the pairs in batches: (merges, memories whose link is settled as new, pairs answered,
+    the first error)."""
+    merges: list[Merge] = []
+    settled: list[Memory] = []
+    answered, error = 0, ""
+    taken: set[str] = set()
+    for start in range(0, len(pairs), JUDGE_BATCH):
+        batch = pairs[start:start + JUDGE_BATCH]
+        try:
+            answers = list(judge([(new.text, old.text, new.wing) for new, old in batch]) or [])
+        except Exception as exc:  # noqa: BLE001 - those pairs stay as they are, linked for the next run
+            error = error or f"{exc.__class__.__name__}: {exc}"
+            continue
+        for (new, old), answer in zip(batch, answers):
+            answer = str(answer).strip().lower()
+            if answer not in ("duplicate", "update", "new"):
+                continue
+            answered += 1
+            if new.id in taken or old.id in taken:
+                continue
+            if answer == "update" and new.wing == EVENT_WING:
+                answer = "new"  # an event never supersedes another
+            if answer == "duplicate":
+                merges.append(Merge("duplicate", old.id, new.id, "judge: duplicate (related_to)", 0.0, old.text,
+                                    new.text, new.wing, old.profile, new.profile))
+                taken.update((new.id, old.id))
+            elif answer == "update":
+                merges.append(Merge("update", new.id, old.id, "judge: update (related_to)", 0.0, new.text, old.text,
+                                    new.wing, new.profile, old.profile))
+                taken.update((new.id, old.id))
+            else:
+                settled.append(new if new.extra.get(RELATED_TO) == old.id else old)
+    return merges, settled, answered, error
+
+
+def compact(store, dry_run: bool = False, now: int | None = None, judge=None) -> CompactReport:
     """Plan and (unless dry_run) apply the merges on `store`; see the module docstring."""
     t0 = time.monotonic()
     now = int(now if now is not None else time.time())
     thresholds = Thresholds.from_config(store.config)
+    judged: list[Merge] = []
+    settled: list[Memory] = []
+    answered, judge_error = 0, ""
+    if judge is not None:  # the slow LLM calls first, outside the lock; the replay below re-checks every status
+        records, _ = load_records(store)
+        rule_merges, _ = plan(records, store.config.shared_wings, thresholds, store.config.dedup_neighbours)
+        judged, settled, answered, judge_error = judge_related(
+            related_pairs(records, rule_merges, store.config.shared_wings), judge)
     with store.lock():
         records, skipped = load_records(store)
         scanned = sum(r.memory.status == "active" for r in records)
         merges, passes = plan(records, store.config.shared_wings, thresholds, store.config.dedup_neighbours)
-        if merges and not dry_run:
-            by_id = {r.memory.id: r.memory for r in records}
+        by_id = {r.memory.id: r.memory for r in records}
+        gone = {m.superseded for m in merges} | {m.kept for m in merges if m.action == "update"}
+        for m in judged:  # only where both are still active and the replay left them alone
+            if all(i in by_id and by_id[i].status == "active" and i not in gone for i in (m.kept, m.superseded)):
+                merges.append(m)
+                gone.update((m.kept, m.superseded))
+        if not dry_run and (merges or settled):
             changed: dict[str, Memory] = {}
             for m in merges:
                 old, kept = by_id[m.superseded], by_id[m.kept]
@@ -209,9 +288,14 @@ def compact(store, dry_run: bool = False, now: int | None = None) -> CompactRepo
                 if m.action == "duplicate":
                     kept.updated_at = max(kept.updated_at, now)  # restated: the fact is still current
                     changed.setdefault(kept.id, kept)
+            for mem in settled:
+                current = by_id.get(mem.id)
+                if current is not None and current.status == "active" and current.extra.get(RELATED_TO):
+                    current.extra[RELATED_TO] = ""  # judged new: both stay, the pair is not asked again
+                    changed.setdefault(current.id, current)
             store.update_metadata(list(changed.values()))
     report = CompactReport(scanned=scanned, merges=merges, passes=passes, dry_run=dry_run, skipped=skipped,
-                           seconds=time.monotonic() - t0)
+                           seconds=time.monotonic() - t0, judged=answered, judge_error=judge_error)
     from ..log import log_event
 
     log_event(store.location, "compact", **report.to_json(), merges=[m.to_json() for m in merges])
