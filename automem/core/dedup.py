@@ -167,7 +167,10 @@ def _stem_en(word: str) -> str:
         w = w[:-2]
     for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
-            return w[: len(w) - len(suffix)] + keep
+            stem = w[: len(w) - len(suffix)] + keep
+            if suffix in ("ing", "ed") and len(stem) >= 4 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+                stem = stem[:-1]  # knitting -> knit, stopped -> stop
+            return stem
     return w
 
 

@@ -1,0 +1,314 @@
+"""The write path keeps every fact: events never supersede each other, a batch decides each line as alone, the judge
+settles what the rules cannot (outside the write lock, re-checked under it), and a failed judge changes nothing.
+
+Real ChromaDB on disk, the offline embeddings, and for the judge a scripted OpenAI-compatible server on 127.0.0.1
+(tests/support/fake_llm.py) reached through the real `openai` backend.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from automem.cli import main
+from automem.config import Config
+from automem.core.store import Store
+from automem.core.write_path import RELATED_TO, Candidate, remember
+from automem.extract.llm import OpenAIBackend
+from automem.extract.pipeline import make_judge
+from automem.log import read_events
+from automem.paths import Location
+from tests.support.fake_llm import FakeLLM
+
+REPO = Path(__file__).resolve().parent.parent
+JUDGE = "记忆去重助手"  # in the judge's system prompt
+
+
+def judge_config(url: str, **extra) -> Config:
+    return Config(extract_backend="openai", extract_base_url=url, extract_api_key="judge-key", extract_timeout=30.0,
+                  **extra)
+
+
+def judge_requests(llm: FakeLLM) -> list[list[dict]]:
+    """The pairs of every judge call the fake received."""
+    return [json.loads(r["body"]["messages"][1]["content"]) for r in llm.chat_requests()
+            if JUDGE in r["body"]["messages"][0]["content"]]
+
+
+# -- events ------------------------------------------------------------------------------------------------------
+EVENTS = [
+    # blog posts, many of one shape
+    "发布了博客文章《Rust 入门第一篇》，首周阅读 3200", "发布了博客文章《Rust 入门第二篇》，首周阅读 4100",
+    "发布了博客文章《Go 并发模式》，首周阅读 2800", "Published the blog post 'Why I moved to Neovim', 1,900 readers",
+    "Published the blog post 'Async Rust in practice', 2,400 readers", "写完了关于家庭理财的博客草稿",
+    "发布了关于家庭理财的博客", "Drafted a post about learning to swim at forty", "博客这个月新增了300个订阅",
+    "The post about burnout was shared on Hacker News", "那篇讲理财误区的文章被公众号转载了",
+    "Wrote a guest post for the Rust Weekly newsletter", "Wrote a guest post for the Go Weekly newsletter",
+    "给博客换了新的主题配色", "Moved the blog from Hexo to Astro",
+    # fixes
+    "修复了安卓端闪退的问题", "修复了安卓端卡顿的问题", "修复了购物车数量为负数的bug",
+    "Fixed the timezone bug in the report scheduler", "Fixed the N+1 query on the dashboard page",
+    "Fixed the N+1 query on the invoices page", "修好了登录页在 Safari 上白屏的问题",
+    "Fixed the memory leak in the image resizer", "修复了导出 CSV 时中文乱码的问题",
+    "Fixed the flaky test in the payments module",
+    # deploys
+    "部署了网关 v2.3 到生产环境", "部署了网关 v2.4 到生产环境", "Deployed v2.0.1 of the notification service to production",
+    "Deployed v2.0.1 of the notification service to staging", "今天上午部署了网关 1.4.0", "今天下午部署了网关 1.4.1",
+    "Rolled back the 3.1.4 release of the web client", "把 blog.example.net 的 DNS 解析切到了新服务器",
+    "给移动端仓库配好了 CI", "Set up Dependabot for the mobile repo", "Upgraded the Postgres cluster from 14 to 16",
+    "把 Redis 从 5.0 升到了 7.2", "Renewed the SSL certificate for admin.example.io",
+    "Renewed the SSL certificate for status.example.io", "Tagged release 5.2.0 on GitHub",
+    # reviews
+    "Reviewed PR #2201 for the checkout flow", "Reviewed PR #2210 for the checkout flow", "评审了支付模块的重构方案",
+    "评审了搜索服务的缓存方案", "Reviewed the onboarding docs with the design team", "给小林的 PR 提了三条修改意见",
+    "Reviewed the Q3 roadmap with leadership", "审核了新同事写的数据库迁移脚本",
+    "Reviewed the security audit report", "Reviewed the API rate-limit proposal",
+    # life events of the same shape
+    "用户去了趟敦煌", "用户又去了趟敦煌", "The cat threw up this morning", "The cat threw up again this evening",
+    "用户周六去爬了香山", "用户周日去爬了八达岭长城", "The user ran a 5K in 26 minutes", "The user ran a 10K in 55 minutes",
+    "用户交了第三章的作业", "用户交了第四章的作业",
+]
+
+
+def test_sixty_distinct_events_added_one_by_one_all_stay_active(store):
+    assert len(EVENTS) == 60 and len(set(EVENTS)) == 60
+    decisions = [remember(store, [Candidate(text, wing="episodic", room="auto-extract")])[0] for text in EVENTS]
+    assert [d.action for d in decisions if d.action != "new"] == [], [
+        (d.text, d.action, d.reason) for d in decisions if d.action != "new"]
+    active = store.list(profile="default", wing="episodic")
+    assert len(active) == 60 and all(m.status == "active" for m in active)
+    # ...and the same event restated is still one memory
+    [again] = remember(store, [Candidate("今天上午部署了网关 1.4.0 ", wing="episodic", room="auto-extract")])
+    assert again.action == "duplicate"
+
+
+# -- a batch decides each line as alone -------------------------------------------------------------------------
+MIXED = [
+    {"text": "用户习惯使用vim编辑器", "profile": "alice"},
+    {"text": "我习惯用vim编辑器", "profile": "bob"},  # alice's wording: bob cannot see it
+    {"text": "我习惯用vim编辑器", "profile": "alice"},  # ...alice can: a duplicate of her line 1
+    {"text": "项目统一用Python 3.11", "wing": "instruction", "profile": "alice"},
+    {"text": "项目改用Python 3.12", "wing": "instruction", "profile": "bob"},  # the shared wing: an update
+    {"text": "用户住在上海", "profile": "bob"},
+    {"text": "用户住在上海", "profile": "carol"},
+    {"text": "Deployed v2.3 of the gateway", "wing": "episodic", "profile": "alice"},
+    {"text": "Deployed v2.3 of the gateway", "wing": "episodic", "profile": "bob"},
+    {"text": "Deployed v2.4 of the gateway", "wing": "episodic", "profile": "alice"},
+]
+
+
+def _decisions(out: str) -> list[tuple]:
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return [(r["decision"], r["profile"], r["wing"], r["text"], r["matched_id"] if r["decision"] != "new" else None)
+            for r in rows]
+
+
+def test_a_mixed_profile_batch_decides_each_line_exactly_as_adding_it_alone(capsys, tmp_path):
+    batch_root, alone_root = tmp_path / "batch", tmp_path / "alone"
+    batch_root.mkdir(), alone_root.mkdir()
+    lines = tmp_path / "mixed.jsonl"
+    lines.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in MIXED), encoding="utf-8")
+    assert main(["add", "--file", str(lines), "--json", "--hermes-home", str(batch_root)]) == 0
+    batch = _decisions(capsys.readouterr().out)
+    alone = []
+    for row in MIXED:
+        assert main(["add", row["text"], "--wing", row.get("wing", "user"), "--profile", row["profile"], "--json",
+                     "--hermes-home", str(alone_root)]) == 0
+        alone += _decisions(capsys.readouterr().out)
+    assert batch == alone
+    assert [d[0] for d in batch] == ["new", "new", "duplicate", "new", "update", "new", "new", "new", "new", "new"]
+
+
+# -- the judge ---------------------------------------------------------------------------------------------------
+def test_the_judge_gets_every_unsure_pair_in_one_call_and_nothing_sure(store):
+    remember(store, [Candidate("用户住在上海"), Candidate("用户习惯使用vim编辑器"),
+                     Candidate("The user is allergic to bee stings")])
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["update", "new"]}]) as llm:
+        judge = make_judge(OpenAIBackend(judge_config(llm.url)), details := {})
+        out = remember(store, [Candidate("用户住在北京"),  # the rules: new; the judge: update
+                               Candidate("我习惯用vim编辑器"),  # the same words: sure, not asked
+                               Candidate("The user is allergic to wasp stings"),  # the judge: new
+                               Candidate("用户每周去两次健身房")], judge=judge)  # nothing near: not asked
+        calls = judge_requests(llm)
+    assert len(calls) == 1 and [(p["new"], p["old"]) for p in calls[0]] == [
+        ("用户住在北京", "用户住在上海"), ("The user is allergic to wasp stings", "The user is allergic to bee stings")]
+    assert [d.action for d in out] == ["update", "duplicate", "new", "new"]
+    assert out[0].reason.startswith("judge: update") and details["judge_pairs"] == 2
+    stored = {m.text: m for m in store.list(profile="default")}
+    assert "用户住在上海" not in stored  # superseded on the judge's word
+    assert not stored["The user is allergic to wasp stings"].extra.get(RELATED_TO)  # judged: nothing to revisit
+
+
+@pytest.mark.parametrize("answer", [{"status": 500}, {"text": "I think the first is a duplicate"},
+                                    {"json": ["maybe"]}, {"close": True}])
+def test_a_failed_or_garbled_judge_leaves_the_loss_averse_decision(store, answer):
+    remember(store, [Candidate("The user is allergic to bee stings")])
+    with FakeLLM([{"match": {"system": JUDGE}, **answer}]) as llm:
+        judge = make_judge(OpenAIBackend(judge_config(llm.url)), {})
+        [d] = remember(store, [Candidate("The user is allergic to wasp stings")], judge=judge)
+        assert judge_requests(llm)
+    assert d.action == "new" and not d.reason.startswith("judge:")
+    [bee] = [m for m in store.list(profile="default") if "bee" in m.text]
+    [wasp] = [m for m in store.list(profile="default") if "wasp" in m.text]
+    assert bee.status == wasp.status == "active"
+    assert wasp.extra.get(RELATED_TO) == bee.id  # nobody compared them: compact --judge may
+
+
+def test_the_judge_never_lets_one_event_supersede_another(store):
+    remember(store, [Candidate("Deployed v2.3 of the gateway", wing="episodic")])
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["update"]}]) as llm:
+        judge = make_judge(OpenAIBackend(judge_config(llm.url)), {})
+        [d] = remember(store, [Candidate("Deployed v2.4 of the gateway", wing="episodic")], judge=judge)
+        assert judge_requests(llm)[0][0]["kind"] == "event"
+    assert d.action == "new"
+    assert len(store.list(profile="default", wing="episodic")) == 2
+
+
+def test_a_neighbourhood_that_moved_while_the_judge_was_asked_is_decided_again(location, config):
+    """Another writer stores the candidate's very text during the judge call: under the lock the write path sees
+    it and says duplicate, instead of applying the judge's update to a store it did not see."""
+    first, other = Store(location, config), Store(location, config)
+    try:
+        remember(first, [Candidate("用户住在上海")])
+
+        def judge(pairs):
+            remember(other, [Candidate("用户住在北京", room="auto-extract")])  # "another process" writes meanwhile
+            return ["update"] * len(pairs)
+
+        [d] = remember(first, [Candidate("用户住在北京")], judge=judge)
+        assert d.action == "duplicate" and d.reason == "the same text is already stored"
+        assert {m.text: m.status for m in first.list(profile="default", include_hidden=True)} == {
+            "用户住在上海": "active", "用户住在北京": "active"}
+        assert read_events(location, "write_recheck")
+    finally:
+        first.close()
+        other.close()
+
+
+SLOW_JUDGE_ADD = """
+import sys
+sys.path.insert(0, {repo!r})
+from automem.cli import main
+sys.exit(main(["add", "用户住在北京", "--json", "--hermes-home", {root!r}]))
+"""
+
+
+@pytest.mark.embedded_only("the write lock is a file on this machine")
+def test_a_slow_judge_does_not_block_another_process_add(capsys, root):
+    """Process A's `automem add` waits 10 s for its judge; meanwhile this process's `automem add` goes through the
+    same write lock at once, and A then applies its judge's answer."""
+    with FakeLLM([{"match": {"system": JUDGE}, "delay": 10, "json": ["update"]}]) as llm:
+        (root / "config.yaml").write_text(f"automem:\n  extract_backend: openai\n  extract_base_url: {llm.url}\n"
+                                          f"  extract_api_key: judge-key\n", encoding="utf-8")
+        assert main(["add", "用户住在上海", "--hermes-home", str(root)]) == 0
+        capsys.readouterr()
+        env = dict(os.environ, PYTHONPATH=str(REPO))
+        proc = subprocess.Popen([sys.executable, "-c", SLOW_JUDGE_ADD.format(repo=str(REPO), root=str(root))],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 120
+            while not judge_requests(llm) and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert judge_requests(llm), proc.communicate(timeout=30)
+            # A is inside its judge call now. This add takes the write lock and returns...
+            assert main(["add", "项目统一用Python 3.11", "--wing", "instruction", "--no-judge", "--json",
+                         "--hermes-home", str(root)]) == 0
+            assert json.loads(capsys.readouterr().out)["decision"] == "new"
+            assert proc.poll() is None  # ...while A still waits for its judge
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 0, err
+    assert json.loads(out)["decision"] == "update"
+    assert len(judge_requests(llm)) == 1
+
+
+# -- where the judge is used -------------------------------------------------------------------------------------
+def test_automem_add_uses_the_judge_when_a_backend_is_configured_and_no_judge_skips_it(capsys, root):
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["duplicate"]}]) as llm:
+        (root / "config.yaml").write_text(f"automem:\n  extract_backend: openai\n  extract_base_url: {llm.url}\n"
+                                          f"  extract_api_key: judge-key\n", encoding="utf-8")
+        home = ["--hermes-home", str(root), "--json"]
+        assert main(["add", "The user lives in Vancouver", *home]) == 0
+        assert main(["add", "The user calls Vancouver home", "--no-judge", *home]) == 0
+        assert not judge_requests(llm)
+        assert main(["add", "Vancouver is where the user calls home", *home]) == 0
+        rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["decision"] for r in rows] == ["new", "new", "duplicate"]
+    assert len(judge_requests(llm)) == 1 and rows[2]["reason"].startswith("judge: duplicate")
+
+
+def test_automem_add_says_so_when_the_judge_cannot_be_reached(capsys, root):
+    (root / "config.yaml").write_text("automem:\n  extract_backend: openai\n  extract_base_url: http://127.0.0.1:9/v1\n"
+                                      "  extract_api_key: judge-key\n  extract_timeout: 2\n", encoding="utf-8")
+    assert main(["add", "The user is allergic to bee stings", "--hermes-home", str(root)]) == 0
+    assert main(["add", "The user is allergic to wasp stings", "--json", "--hermes-home", str(root)]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out.splitlines()[-1])["decision"] == "new"
+    assert "the judge could not be asked" in captured.err and captured.err.count("\n") == 1
+
+
+def test_the_agent_tool_remember_uses_the_sessions_model_as_judge(root):
+    from automem.hermes.session import HermesSession
+
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["duplicate"]}]) as llm:
+        session = HermesSession(Location(root, "default"), judge_config(llm.url))
+        try:
+            first = json.loads(session.handle_tool("automem_remember", {"text": "用户的柯基叫豆豆",
+                                                                        "category": "persona"}))
+            second = json.loads(session.handle_tool("automem_remember", {"text": "用户养了一只叫豆豆的柯基",
+                                                                         "category": "persona"}))
+        finally:
+            session.shutdown()
+        assert len(judge_requests(llm)) == 1
+    assert (first["decision"], second["decision"]) == ("new", "duplicate")
+    assert second["reason"].startswith("judge: duplicate")
+
+
+# -- compact --judge revisits related_to --------------------------------------------------------------------------
+def test_compact_judge_revisits_the_pairs_stored_as_related(capsys, root):
+    store = Store(Location(root, "default"), Config())
+    try:
+        remember(store, [Candidate("The user lives in Vancouver")])
+        remember(store, [Candidate("The user calls Vancouver home")])  # a restatement the rules cannot tell
+        remember(store, [Candidate("The user is allergic to bee stings")])
+        remember(store, [Candidate("The user is allergic to wasp stings")])
+        linked = [m for m in store.list(profile="default") if m.extra.get(RELATED_TO)]
+        assert sorted(m.text for m in linked) == ["The user calls Vancouver home", "The user is allergic to wasp stings"]
+    finally:
+        store.close()
+    home = ["--hermes-home", str(root)]
+    assert main(["compact", "--judge", *home]) == 2  # no LLM backend: one clear line
+    assert "needs an LLM backend" in capsys.readouterr().err
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["duplicate", "new"]}]) as llm:
+        (root / "config.yaml").write_text(f"automem:\n  extract_backend: openai\n  extract_base_url: {llm.url}\n"
+                                          f"  extract_api_key: judge-key\n", encoding="utf-8")
+        assert main(["compact", "--judge", "--json", *home]) == 0
+        rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        [pairs] = judge_requests(llm)  # one call, in write order
+        assert [(p["new"], p["old"]) for p in pairs] == [
+            ("The user calls Vancouver home", "The user lives in Vancouver"),
+            ("The user is allergic to wasp stings", "The user is allergic to bee stings")]
+        assert main(["compact", "--judge", "--json", *home]) == 0  # settled: nothing is asked again
+        again = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert len(judge_requests(llm)) == 1
+    merges = [r["merge"] for r in rows if "merge" in r]
+    assert [(m["action"], m["superseded_text"], m["kept_text"]) for m in merges] == [
+        ("duplicate", "The user calls Vancouver home", "The user lives in Vancouver")]
+    assert rows[-1]["summary"]["judged"] == 2 and again[-1]["summary"]["merged"] == 0
+    store = Store(Location(root, "default"), Config())
+    try:
+        active = {m.text: m for m in store.list(profile="default")}
+    finally:
+        store.close()
+    assert sorted(active) == ["The user is allergic to bee stings", "The user is allergic to wasp stings",
+                              "The user lives in Vancouver"]
+    assert not active["The user is allergic to wasp stings"].extra.get(RELATED_TO)
