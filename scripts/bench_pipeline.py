@@ -7,6 +7,9 @@
    `usage` field of a fake OpenAI-compatible server on 127.0.0.1 (its tokenizer counts one token per CJK
    character, word or punctuation mark: close to GLM-4's count for Chinese text, not identical).
 3. Jobs per minute one drainer sustains against a server that answers at once (and with the offline rules).
+4. The write path's judge: pairs per job that reach it and its prompt + completion tokens, on the seed conversation
+   (check 1 on an empty store, check 2 the same conversation again, then a reworded one) and on a 20-candidate job
+   (20 stored facts, then a job whose answer restates or changes each: tune-corpus pairs of the user wing).
 
 Usage: python scripts/bench_pipeline.py [--enqueues 300] [--jobs 40] [--json]
 """
@@ -125,16 +128,71 @@ def bench_drain(jobs: int, backend: str) -> dict:
             "llm_requests": len(llm.chat_requests())}
 
 
+REWORDED_CHAT = [{"role": "user", "content": "提醒一下，我一直用vim写代码，项目都用Python 3.11版本"},
+                 {"role": "assistant", "content": "好的。"}]
+REWORDED_ANSWER = {"persona": ["用户一直使用vim编辑器写代码"], "episodic": [],
+                   "instruction": ["项目都使用Python 3.11版本", "代码要符合PEP8规范，文档字符串采用Google风格"]}
+# The fake judge answers "new" to every pair, one word per pair (as a judge would): a rule per batch size.
+JUDGE_RULES = [{"match": {"system": "记忆去重助手", "user_re": r"\A\[\n(?:\{[^\n]*\}(?:,\n|\n)){%d}\]\Z" % n},
+                "json": ["new"] * n} for n in range(1, 61)]
+
+
+def bench_judge() -> dict:
+    from automem.core.store import Store
+    from automem.core.write_path import Candidate, remember
+    from automem.extract.pipeline import extract_now
+
+    out: dict = {}
+    rules = [*JUDGE_RULES,
+             {"match": {"user": "一直用vim"}, "json": REWORDED_ANSWER},
+             {"match": {"user": "第二十个"}, "json": "$JOB20"},
+             {"match": {"system": "记忆提取助手"}, "json": SEED_ANSWER}]
+    pairs = [json.loads(line) for line in (REPO / "tests" / "data" / "dedup_corpus" / "tune.jsonl").open(encoding="utf-8")]
+    twenty = [p for p in pairs if p["wing"] == "user" and p["label"] != "both_true"][::4][:20]
+    rules[len(JUDGE_RULES) + 1]["json"] = {"persona": [p["candidate"] for p in twenty], "episodic": [], "instruction": []}
+    with tempfile.TemporaryDirectory() as tmp, FakeLLM(rules) as llm:
+        loc = Location(Path(tmp), "default")
+        cfg = Config(extract_backend="openai", extract_base_url=llm.url, extract_api_key="bench")
+        store = Store(loc, cfg)
+        try:
+            for name, chat in (("seed_check1", SEED_CHAT), ("seed_check2", SEED_CHAT), ("seed_reworded", REWORDED_CHAT)):
+                res = extract_now(loc, chat, config=cfg, session_id=name, store=store)
+                out[name] = _judge_figures(res)
+            remember(store, [Candidate(p["existing"], wing="user") for p in twenty])
+            chat = [{"role": "user", "content": "这是第二十个候选的会话：" + "；".join(p["candidate"] for p in twenty)},
+                    {"role": "assistant", "content": "好的。"}]
+            out["job_20_candidates"] = _judge_figures(extract_now(loc, chat, config=cfg, session_id="j20", store=store))
+        finally:
+            store.close()
+    return out
+
+
+def _judge_figures(res) -> dict:
+    d = res.details
+    return {"candidates": len(d.get("candidates") or []), "judge_calls": d.get("judge_calls", 0),
+            "judge_pairs": d.get("judge_pairs", 0), "judge_prompt_tokens": d.get("judge_prompt_tokens", 0),
+            "judge_completion_tokens": d.get("judge_completion_tokens", 0),
+            "extraction_tokens": d.get("prompt_tokens", 0) - d.get("judge_prompt_tokens", 0)
+            + d.get("completion_tokens", 0) - d.get("judge_completion_tokens", 0),
+            "decisions": [x["decision"] for x in res.decisions]}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--enqueues", type=int, default=300)
     ap.add_argument("--jobs", type=int, default=40)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--only", choices=("judge",), help="only this part")
     args = ap.parse_args()
     for name in list(os.environ):
         if name.startswith("AUTOMEM_") or name == "GLM_API_KEY":
             os.environ.pop(name)
     out = {"cpus": os.cpu_count()}
+    if args.only == "judge":
+        out["judge"] = bench_judge()
+        print(json.dumps(out, ensure_ascii=False) if args.json else _judge_lines(out["judge"]))
+        return 0
+    out["judge"] = bench_judge()
     out["hook"] = bench_enqueue(args.enqueues)
     out["tokens"] = bench_tokens()
     out["drain_openai_fake"] = bench_drain(args.jobs, "openai")
@@ -150,12 +208,22 @@ def main() -> int:
     print(f"seed conversation, check 1: {t['check1_prompt_tokens']} prompt + {t['check1_completion_tokens']} "
           f"completion tokens; check 2 (with the P2 block): {t['check2_prompt_tokens']} + "
           f"{t['check2_completion_tokens']} ({', '.join(t['check2_decisions'])})")
+    print(_judge_lines(out["judge"]))
     for key in ("drain_openai_fake", "drain_rules"):
         d = out[key]
         print(f"drainer, {d['backend']} backend{' (server answers at once)' if d['backend'] == 'openai' else ''}: "
               f"{d['jobs']} jobs in {d['seconds']} s = {d['jobs_per_minute']} jobs/minute "
               f"({d['memories']} memories, {d['llm_requests']} LLM requests)")
     return 0
+
+
+def _judge_lines(j: dict) -> str:
+    lines = ["judge (a fake that answers new to every pair; tokens: the fake's count, one per CJK character or word):"]
+    for name, f in j.items():
+        lines.append(f"  {name}: {f['candidates']} candidates, {f['judge_pairs']} pairs to the judge in "
+                     f"{f['judge_calls']} call(s), {f['judge_prompt_tokens']} + {f['judge_completion_tokens']} judge "
+                     f"tokens (extraction {f['extraction_tokens']}); decisions {', '.join(f['decisions'])}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
