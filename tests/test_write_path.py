@@ -312,3 +312,17 @@ def test_compact_judge_revisits_the_pairs_stored_as_related(capsys, root):
     assert sorted(active) == ["The user is allergic to bee stings", "The user is allergic to wasp stings",
                               "The user lives in Vancouver"]
     assert not active["The user is allergic to wasp stings"].extra.get(RELATED_TO)
+
+
+def test_compact_never_merges_what_the_judge_kept_apart(store):
+    from automem.core.write_path import JUDGED_NEW
+    from automem.ops.compact import compact
+
+    [first] = remember(store, [Candidate("用户喜欢暗色主题")])
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["new"]}]) as llm:
+        judge = make_judge(OpenAIBackend(judge_config(llm.url)), {})
+        [second] = remember(store, [Candidate("用户偏好暗色主题")], judge=judge)  # the rules alone: a duplicate
+    assert second.action == "new" and second.reason.startswith("judge: new")
+    assert store.get([second.id])[0].extra[JUDGED_NEW] == first.id
+    assert compact(store).merges == []
+    assert len(store.list(profile="default")) == 2

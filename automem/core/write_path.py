@@ -40,6 +40,9 @@ EVENT_WING = "episodic"
 # A "new" memory close to another that nobody (no judge) compared it with carries that one's id here, so
 # `automem compact --judge` can put the pair to a judge later.
 RELATED_TO = "related_to"
+# ...and one the judge compared with its neighbours and kept as new carries their ids here, so a later replay of the
+# rules (`automem compact`) never merges what the judge kept apart.
+JUDGED_NEW = "judged_new"
 
 
 @dataclass
@@ -84,7 +87,8 @@ class _Planned:
     existing: Memory | None
     neighbours: list[Neighbour] = field(default_factory=list)
     seen: tuple = ()  # what the decision saw: the neighbourhood's fingerprint
-    judged: bool = False
+    judged: bool = False  # the verdict is the judge's
+    asked: tuple = ()  # the neighbours the judge compared it with
 
 
 def writable_by(earlier: Candidate, cand: Candidate, config) -> bool:
@@ -211,8 +215,9 @@ def _settle(store, plans: list[_Planned], judge: Judge) -> None:
     log_event(store.location, "judge", candidates=len(questions), pairs=sum(len(q.neighbours) for q in questions),
               changed=sum(v.action != p.verdict.action for p, v in zip(asked, settled)),
               ms=round((time.monotonic() - started) * 1000, 1))
-    for plan, verdict in zip(asked, settled):
+    for plan, verdict, question in zip(asked, settled, questions):
         plan.judged = verdict is not plan.verdict
+        plan.asked = tuple(i for i, _ in question.neighbours) if plan.judged else ()
         plan.verdict = verdict
 
 
@@ -229,7 +234,7 @@ def _recheck(store, plans: list[_Planned], thresholds: Thresholds) -> None:
         if plan.seen == kept_seen and not redone:
             plan.verdict = kept_verdict  # nothing it was decided against moved: the decision stands
         else:
-            plan.judged = False
+            plan.judged, plan.asked = False, ()
             redone.append(plan.id)
     if redone:
         log_event(store.location, "write_recheck", redecided=redone,
@@ -284,6 +289,8 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
                      status="active", superseded_by="", job=cand.job, extra=dict(cand.extra))
         if verdict.action == "new" and verdict.matched_id and verdict.borderline and not plan.judged:
             mem.extra[RELATED_TO] = verdict.matched_id  # close, and nobody compared them: compact --judge may
+        elif verdict.action == "new" and plan.judged and plan.asked:
+            mem.extra[JUDGED_NEW] = ",".join(plan.asked)
         changed.pop(mem.id, None)
         dirty.discard(mem.id)
         adds[mem.id] = (mem, plan.vector)

@@ -22,7 +22,9 @@ meanwhile stays forgotten, see `Store.update_metadata`).
 With a judge (`automem compact --judge`), the pairs the write path stored as "new" without anyone comparing them
 (a memory's `related_to` names its close neighbour) go to the judge too, in batched calls made before the lock is
 taken: duplicate -> the newer is superseded by the older; update -> the older by the newer (never between events);
-new -> the link is cleared, so the pair is not asked again. A failed judge call changes nothing of its pairs.
+new -> the link is cleared, so the pair is not asked again. A failed judge call changes nothing of its pairs. A
+memory the judge kept apart from its neighbours (at write time or here: `judged_new`) is never merged with them by
+the replay of the rules.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Iterable, Sequence
 
 from ..core.dedup import Neighbour, Thresholds, decide
 from ..core.memory import Memory
-from ..core.write_path import EVENT_ROOMS, EVENT_WING, RELATED_TO
+from ..core.write_path import EVENT_ROOMS, EVENT_WING, JUDGED_NEW, RELATED_TO
 
 _BLOCK = 512  # rows per matrix product: bounds memory (block x group size floats)
 MAX_PASSES = 5
@@ -141,6 +143,10 @@ def plan_pass(groups: list[_Group], thresholds: Thresholds, k: int) -> list[Merg
                 if not nearest:
                     continue
                 me = g.records[i].memory
+                kept_apart = set(str(me.extra.get(JUDGED_NEW) or "").split(","))  # the judge said: both true
+                nearest = [j for j in nearest if g.records[j].memory.id not in kept_apart]
+                if not nearest:
+                    continue
                 neighbours = [Neighbour(g.records[j].memory.id, g.records[j].memory.text, float(1.0 - row[j]))
                               for j in nearest]
                 verdict = decide(me.text, neighbours, thresholds, event=me.wing == EVENT_WING)
@@ -291,6 +297,8 @@ def compact(store, dry_run: bool = False, now: int | None = None, judge=None) ->
             for mem in settled:
                 current = by_id.get(mem.id)
                 if current is not None and current.status == "active" and current.extra.get(RELATED_TO):
+                    apart = [i for i in str(current.extra.get(JUDGED_NEW) or "").split(",") if i]
+                    current.extra[JUDGED_NEW] = ",".join(dict.fromkeys(apart + [current.extra[RELATED_TO]]))
                     current.extra[RELATED_TO] = ""  # judged new: both stay, the pair is not asked again
                     changed.setdefault(current.id, current)
             store.update_metadata(list(changed.values()))
