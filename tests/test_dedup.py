@@ -91,6 +91,7 @@ def test_a_candidate_that_says_strictly_less_is_a_duplicate():
     assert action("用户用Kindle看书", "用户看书") == "duplicate"
     # ...but not when the stored fact is about someone else, or negated
     assert action("The user's wife drinks coffee", "The user drinks coffee") == "new"
+    assert action("Anna喜欢喝茶", "用户喜欢喝茶") == "new"
     assert action("用户不喝两杯以上的咖啡", "用户不喝咖啡") == "new"
 
 

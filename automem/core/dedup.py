@@ -131,7 +131,7 @@ _EN_ORDINALS = {w: i for i, w in enumerate(
 # Measure words after a Chinese numeral make it a number ("两杯", "三点"), not part of a word ("统一", "一直").
 _CN_MEASURES = set("个杯次天张点岁年月周号日小时分钟秒人篇条本页行种位台遍倍层级章节顿瓶块份寸字元斤米度只件双首部门辆套")
 # Measure words that only count (unlike 杯, 天, 岁, 元 ...): read as part of their number.
-_CN_CLASSIFIERS = set("个张只位台件本条部辆套双首份颗棵把")
+_CN_CLASSIFIERS = set("个张只位台件本条部辆套双首份颗棵把遍趟次")
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -687,7 +687,7 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
     if distance > th.related:
         return PairVerdict("new", f"different topic (distance {distance:.2f})", False)
     a, b = analyse(existing), analyse(candidate)
-    if same_wording(a, b) and not (event and _repeats(b) != _repeats(a)):
+    if same_wording(a, b):
         return PairVerdict("duplicate", "the same words (only frame words, order or punctuation differ)", False)
     values = changed_values(a, b)
     flipped, flip_reason = polarity_flipped(a, b)
@@ -740,8 +740,8 @@ def says_less(a: Analysis, b: Analysis, ov: Overlap, event: bool) -> bool:
     Not for events: a less detailed event may be another occurrence."""
     if event or ov.only_b_keys or not ov.only_a_keys or a.negations or b.negations:
         return False
-    head = _possessed_head(a)
-    if head is not None and head in ov.only_a_keys:
+    subject = _other_subject(a)
+    if subject is not None and subject in ov.only_a_keys:
         return False
     return all(":" in k for k in ov.only_a_keys)  # "class:value" keys; content words and concepts are not details
 
@@ -750,16 +750,21 @@ _POSSESSIVE = frozenset({"user's", "users'", "my", "his", "her", "their", "our",
 _HOLDERS = frozenset({"用户", "我", "他", "她", "我们", "你", "user", "i"})
 
 
-def _possessed_head(x: Analysis) -> str | None:
-    """The key of what the text's holder owns, when it opens with one: "the user's [daughter]", "用户的[妻子]"."""
+def _other_subject(x: Analysis) -> str | None:
+    """The key of whom or what the text is about when that is not the user: what the user's holder owns ("the
+    user's [daughter]", "用户的[妻子]"), or, in a text that does not open with the user, its first word ("[Anna]
+    likes tea"). None when the text is about the user."""
     units = x.units
+    substantive = [u for u in units if u.kind not in ("frame", "negation", "change", "repeat")]
     for i, u in enumerate(units):
         if u.kind != "frame":
-            return None
+            return _SECOND_OF.get(u.key, u.key) if u in substantive else None
         if u.key.lower() in _POSSESSIVE or (u.key.lower() in _HOLDERS and i + 1 < len(units)
                                             and units[i + 1].key == "的"):
-            rest = [v for v in units[i + 1:] if v.kind not in ("frame", "negation", "change")]
+            rest = [v for v in units[i + 1:] if v in substantive]
             return _SECOND_OF.get(rest[0].key, rest[0].key) if rest else None
+        if u.key.lower() in _HOLDERS:
+            return None
     return None
 
 
