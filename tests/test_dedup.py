@@ -78,6 +78,10 @@ def test_a_shared_value_class_alone_is_not_a_slot():
     assert action("用户喜欢爵士乐", "用户不喜欢重金属") == "new"  # likes one genre, dislikes another
     # without an announced change, another city is kept as a second fact (a judge may call it an update)
     assert action("用户住在上海", "用户住在北京") == "new"
+    # a new number is an update only when nothing else changed: another kind of value too is another slot
+    assert action("用户养了一只叫咪咪的猫，今年三岁", "用户养了一只叫豆豆的狗，今年五岁") == "new"
+    assert action("The user bought a Canon camera in 2019", "The user bought a Sony camera in 2024") == "new"
+    assert action("用户的护照2026年到期", "用户的护照2036年到期") == "update"
 
 
 def test_a_candidate_that_adds_a_person_or_detail_is_new():

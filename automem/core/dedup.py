@@ -721,6 +721,8 @@ def slot_change(a: Analysis, b: Analysis, values: list[str], flipped: bool) -> s
         return "" if rest.unmatched else "the opposite of the same fact"
     if flipped:
         return ""
+    if len(values) > 1:
+        return ""  # two kinds of value changed (a cat named Luna / a dog named Milo): two slots, maybe two things
     if not rest.unmatched:
         changed_numbers = {n for v in values if v.startswith("num ") for n in re.split(r"[ /]|->", v[4:]) if n}
         if changed_numbers and not changed_numbers & (a.ordinals | b.ordinals):
