@@ -137,7 +137,7 @@ def figures(rows: list[dict]) -> dict:
     at_risk = n["both_true"] + n["replaces"]
 
     def share(x: int, total: int) -> dict:
-        return {"n": x, "of": total, "share": round(x / total, 4) if total else 0.0}
+        return {"n": x, "of": total, "share": x / total if total else 0.0}
 
     return {"pairs": len(rows), "confusion": confusion,
             "restatements_intercepted": share(confusion["restatement"]["duplicate"], n["restatement"]),
