@@ -76,6 +76,7 @@ def test_a_shared_value_class_alone_is_not_a_slot():
     assert action("用户的哥哥住在多伦多", "用户的姐姐住在多伦多") == "new"
     assert action("用户的猫叫咪咪", "用户的狗叫豆豆") == "new"  # a cat's name is not a dog's
     assert action("用户喜欢爵士乐", "用户不喜欢重金属") == "new"  # likes one genre, dislikes another
+    assert action("用户每天早上跑步", "用户每天晚上跑步") == "new"  # opposites that do not exclude each other
     # without an announced change, another city is kept as a second fact (a judge may call it an update)
     assert action("用户住在上海", "用户住在北京") == "new"
     # a new number is an update only when nothing else changed: another kind of value too is another slot
