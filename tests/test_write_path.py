@@ -286,6 +286,7 @@ def test_compact_judge_revisits_the_pairs_stored_as_related(capsys, root):
     finally:
         store.close()
     home = ["--hermes-home", str(root)]
+    (root / "config.yaml").write_text("automem:\n  extract_backend: rules\n", encoding="utf-8")
     assert main(["compact", "--judge", *home]) == 2  # no LLM backend: one clear line
     assert "needs an LLM backend" in capsys.readouterr().err
     with FakeLLM([{"match": {"system": JUDGE}, "json": ["duplicate", "new"]}]) as llm:
