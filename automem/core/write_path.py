@@ -3,11 +3,12 @@
 candidate -> normalise -> validate (5..200 chars, no secret) -> nearest visible neighbours in the same wing
 -> decide (duplicate / update / new, see `automem.core.dedup`) -> write.
 
-The slow parts run outside the inter-process write lock: embedding, the first neighbour lookup and decision, and
-the judge (one batched LLM call for the pairs the rules cannot settle). Under the lock each candidate's
-neighbourhood is looked up again; where it changed meanwhile (another process wrote), the candidate is decided
-again with the rules, so a decision is never applied against a store it did not see. Then one job's writes go in
-together, so two processes cannot both decide "new" for the same fact.
+The slow parts run outside the inter-process write lock: embedding, and the judge (one batched LLM call for the
+pairs the rules cannot settle). The rules decide under the lock; with a judge the lock is let go for its call and
+taken again to write, and where another process wrote meanwhile each candidate's neighbourhood is looked up again
+and a candidate whose neighbourhood changed is decided again with the rules, so a decision is never applied against
+a store it did not see. One job's writes go in together, so two processes cannot both decide "new" for the same
+fact.
 """
 
 from __future__ import annotations
@@ -134,9 +135,12 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
                 plans = _plan(store, valid, vectors, thresholds)
                 applied = _apply_all(store, plans, now)
         else:
-            generation = store.generation()
-            plans = _plan(store, valid, vectors, thresholds)  # outside the lock: reads only
-            _settle(store, plans, judge)  # outside the lock too: an LLM call may take seconds
+            # The neighbour lookups take the lock briefly (an embedded store read while another process writes
+            # its first records can fail); the judge's call, which may take seconds, does not hold it.
+            with store.lock():
+                generation = store.generation()
+                plans = _plan(store, valid, vectors, thresholds)
+            _settle(store, plans, judge)
             with store.lock():
                 if store.backend != "embedded" or store.generation() != generation:
                     _recheck(store, plans, thresholds)
