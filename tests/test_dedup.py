@@ -186,6 +186,42 @@ def test_synonyms_and_frame_words_do_not_count_as_differences():
     assert action("My cat is called Miso", "The user's cat's name is Miso") == "duplicate"
 
 
+# --- restatements in other words: numbers, word forms, light verbs, class words, names ----------------------------
+
+def test_numbers_spelled_in_words_or_scaled_are_the_number():
+    assert action("用户每月还房贷六千", "用户每月还6000的房贷") == "duplicate"  # a Chinese numeral without a measure word
+    assert action("首周阅读两千三百", "首周阅读2300") == "duplicate"
+    assert action("用户月薪两万", "用户月薪2万") == "duplicate"  # digits before 万
+    assert action("The post got 20,000 visits", "The post got 20k visits") == "duplicate"
+    assert action("The user turned forty this year", "The user turned 40 this year") == "duplicate"
+    assert action("The user has twenty-five cousins", "The user has 25 cousins") == "duplicate"
+    assert action("用户每天早上六点起床", "用户每天早上6:00起床") == "duplicate"  # 六点 is six o'clock
+    # ...and a different number is still a different value, never a duplicate
+    assert action("用户月薪两万", "用户月薪三万") == "update"
+    assert action("The user ran 5k this morning", "The user ran 10k this morning") != "duplicate"
+    assert action("用户每天早上六点起床", "用户每天早上七点起床") == "update"
+    assert action("千万不要在周五部署", "不要在周五部署") == "new"  # 千万 is a word here, not a number
+
+
+def test_word_forms_of_one_english_word_meet():
+    assert action("The user is lactose intolerant", "The user has lactose intolerance") == "duplicate"
+    assert action("The user speaks Mandarin fluently", "The user speaks fluent Mandarin") == "duplicate"
+    assert action("The user took the kids to the zoo", "The user takes the kids to the zoo") == "duplicate"
+    assert action("Quote the original source", "Quoting the original source") == "duplicate"
+    assert action("The user wakes up at 6 am every day", "The user gets up at six every morning") == "duplicate"
+    # a lexicon word is looked up as written: "likely" is not LIKE
+    assert action("The user likes Berlin", "The user is likely in Berlin") == "new"
+    # "every morning" is not "in the morning", and not "every evening"
+    assert action("The user runs in the morning", "The user runs every morning") == "new"
+    assert action("The user runs every evening", "The user runs every morning") == "new"
+
+
+def test_cross_language_work_vocabulary():
+    assert action("The user works remotely full-time", "用户全职远程办公") == "duplicate"
+    assert action("The user works remotely part-time", "用户全职远程办公") == "new"
+    assert action("用户正在学日语", "用户在学日语") == "duplicate"
+
+
 # --- decide: several neighbours -----------------------------------------------------------------------------------
 
 def test_beyond_the_related_distance_everything_is_new_and_no_judge_is_asked():

@@ -21,6 +21,10 @@ line that a judge or `automem compact` can merge later. The rules therefore say:
 - **events** (the episodic wing) are never superseded by another event; a duplicate only when the same event is
   restated (and not "again" / "又" / "再次").
 
+Before words are compared they are brought to one form: numbers however written ("六千" = 6000, "2万" = 20000, "20k"
+= "20,000", "forty" = 40, "六点" = "6:00"), English word forms (irregular "took" = "take", "fluently" = "fluent",
+"intolerance" = "intolerant").
+
 Every pair within the related distance that is not a same-wording restatement (only frame words, order or
 punctuation differ) is `borderline`: with a judge configured, it decides them. Why not a bare distance threshold:
 with the offline encoder, "项目用Python 3.11" vs "项目改用Python 3.12" is 0.03 apart, closer than most paraphrases,
@@ -124,8 +128,13 @@ _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五":
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _CN_NUMERAL = set(_CN_DIGITS) | set(_CN_UNITS)
 _EN_NUMBERS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen".split())}
 _EN_NUMBERS.update(once=1, twice=2, thrice=3, half=0.5, dozen=12)
+_EN_TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
+_EN_SCALES = {"hundred": 100, "thousand": 1000, "million": 1000000}
+# Irregular English forms -> the base form the lexicon and the other side know ("took" / "take", "won" / "win").
+IRREGULAR_EN: dict[str, str] = dict(_LEX.get("irregular_en") or {})
 _EN_ORDINALS = {w: i for i, w in enumerate(
     "zeroth first second third fourth fifth sixth seventh eighth ninth tenth".split()) if i}
 # Measure words after a Chinese numeral make it a number ("两杯", "三点"), not part of a word ("统一", "一直").
@@ -151,7 +160,7 @@ _TOKEN = re.compile(r"""
     (?P<url>https?://[^\s，。；、）)]+)
   | (?P<path>(?:~|\.{1,2})?/[\w.\-~/]*\w|~|[\w\-]+(?:/[\w.\-]+)+|\w+\.(?:py|js|ts|md|json|yaml|yml|toml|txt|cfg|ini|sh|rs|go|html|css|lock)\b)
   | (?P<ident>\#\d+)
-  | (?P<num>\d+(?:[.:/\-]\d+)*(?:%|[a-zA-Z]{1,2}\b)?)
+  | (?P<num>(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:[.:/\-]\d+)*)(?:%|[a-zA-Z]{1,2}\b)?)
   | (?P<word>[A-Za-z]+(?:['_.\-][A-Za-z]+)*[+#]*)
   | (?P<cjk>[\u3400-\u4dbf\u4e00-\u9fff]+)
 """, re.VERBOSE | re.ASCII)  # ASCII: \w in paths must not swallow the Chinese around them
@@ -219,11 +228,19 @@ _CJK_VALUE_LONGEST = max(len(s) for s in _CJK_VALUES)
 
 
 def _numeral_end(run: str, i: int) -> int:
-    """End of a Chinese numeral starting at i when a measure word follows it ("两杯", "三点"), else i."""
+    """End of a Chinese numeral starting at i when a measure word follows it ("两杯", "三点"), or when it is
+    unmistakably a number by itself: a digit and a unit, starting with the digit or 十 ("六千", "二十", "两千三百",
+    "十二"; not "千万" or "万一", which are words), else i."""
     j = i
     while j < len(run) and run[j] in _CN_NUMERAL:
         j += 1
-    return j if j < len(run) and run[j] in _CN_MEASURES else i
+    if j < len(run) and run[j] in _CN_MEASURES:
+        return j
+    numeral = run[i:j]
+    if (len(numeral) >= 2 and (numeral[0] in _CN_DIGITS or numeral[0] == "十")
+            and any(c in _CN_UNITS for c in numeral) and any(c in _CN_DIGITS for c in numeral)):
+        return j
+    return i
 
 
 def _numeral_run_end(run: str, i: int) -> int:
@@ -257,6 +274,7 @@ def _cn_time_or_number(run: str, i: int, end: int) -> tuple[str, int]:
         m_end = _numeral_end(run, end + 1)
         if m_end > end + 1 and run.startswith("分", m_end):
             return f"{n}:{_cn_number(run[end + 1:m_end]):02d}", m_end + 1
+        return str(n), end + (2 if run.startswith("点钟", end) else 1)  # "六点" is six o'clock: "6:00", "at six"
     if end < len(run) and run[end] in _CN_CLASSIFIERS:
         return str(n), end + 1  # a bare classifier counts, it adds nothing: 一张 is one, 两只 two
     return str(n), end
@@ -332,9 +350,22 @@ def _segment_words(run: str) -> list[Unit]:
 
 
 def _canonical_number(text: str) -> str:
-    """Leading zeros dropped per part ("08:00" -> "8:00"); versions keep their parts ("3.10" stays "3.10")."""
-    parts = re.split(r"([.:/\-])", text.lower())
+    """Leading zeros dropped per part ("08:00" -> "8:00"); versions keep their parts ("3.10" stays "3.10"); a
+    thousands comma goes ("20,000" -> "20000"), and so does a full hour's ":00" ("6:00" is the 6 of "六点", "six")."""
+    text = text.lower().replace(",", "")
+    if re.fullmatch(r"\d{1,2}:00", text):
+        text = text[:-3]
+    parts = re.split(r"([.:/\-])", text)
     return "".join((p.lstrip("0") or "0") if p.isdigit() else p for p in parts)
+
+
+def _scaled(number: str, factor: int) -> str:
+    """"20" x 1000 -> "20000", "1.5" x 10000 -> "15000": a number written with a scale word ("20k", "2万")."""
+    try:
+        value = float(number) * factor
+    except ValueError:
+        return number
+    return str(int(value)) if value == int(value) else str(value)
 
 
 def _number_units(tok: str) -> list[Unit]:
@@ -345,6 +376,8 @@ def _number_units(tok: str) -> list[Unit]:
     if low.endswith(("am", "pm")) and low[:-2].replace(":", "").isdigit():
         daypart = "MORNING" if low.endswith("am") else "EVENING"
         return [Unit("concept", daypart, 2), Unit("value", f"num:{_canonical_number(low[:-2])}", 2)]
+    if low.endswith("k") and re.fullmatch(r"[\d,]+(?:\.\d+)?", low[:-1]):  # "20k" is 20000
+        return [Unit("value", f"num:{_scaled(low[:-1].replace(',', ''), 1000)}", 2)]
     return [Unit("value", f"num:{_canonical_number(low)}", 2)]
 
 
@@ -370,23 +403,71 @@ def _latin_units(words: list[str], in_cjk_text: bool, sentence_start: bool) -> l
             if len(chunk) < size:
                 continue
             unit = _LATIN_LEXICON.get(tuple(w.lower() for w in chunk)) or _LATIN_STEMMED.get(
-                tuple(_stem_en(w) for w in chunk))
+                tuple(_stem_en(w) for w in chunk)) or _LATIN_STEMMED.get(
+                tuple(_stem_en(IRREGULAR_EN.get(w.lower(), w)) for w in chunk))  # "took" is "take"
             if unit is not None:
                 out.append(unit)
                 i += size
                 break
         else:
             word = words[i]
-            if word.lower() in _EN_NUMBERS:
-                out.append(Unit("value", f"num:{_EN_NUMBERS[word.lower()]}", 2))
-            elif word.lower() in _EN_ORDINALS:
+            number, end = _en_number(words, i)
+            if end > i:
+                out.append(Unit("value", f"num:{number}", 2))
+                i = end
+                continue
+            if word.lower() in _EN_ORDINALS:
                 out.append(Unit("value", f"num:{_EN_ORDINALS[word.lower()]}", 2, word.lower()))
             elif in_cjk_text or _looks_like_name(word, first=sentence_start and i == 0):
                 out.append(Unit("value", f"name:{_stem_en(word)}", 2))
             else:
-                out.append(Unit("content", _stem_en(word), 2))
+                out.append(Unit("content", _content_stem(word), 2))
             i += 1
     return out
+
+
+def _en_number(words: list[str], i: int) -> tuple[str, int]:
+    """The number spelled out from words[i] ("forty" -> 40, "twenty-five" -> 25, "two hundred" -> 200, "a
+    thousand": "a" is a frame word, "thousand" alone 1000) and where it ends; (_, i) when there is none."""
+    total = current = 0
+    j = i
+    while j < len(words):
+        w = words[j].lower()
+        if w in _EN_NUMBERS and not (j > i and current % 10):
+            current += _EN_NUMBERS[w]
+        elif w in _EN_TENS and not (j > i and current % 100):
+            current += _EN_TENS[w]
+        elif w in _EN_SCALES:
+            scale = _EN_SCALES[w]
+            if scale == 100:
+                current = (current or 1) * 100
+            else:
+                total += (current or 1) * scale
+                current = 0
+        else:
+            break
+        j += 1
+    if j == i:
+        return "", i
+    value = total + current
+    return (str(int(value)) if value == int(value) else str(value)), j
+
+
+def _content_stem(word: str) -> str:
+    """A content word the lexicon does not know, in a form its relatives share: the base of an irregular verb
+    ("took" -> "take"), an adverb's adjective ("fluently" -> "fluent"), "-ance"/"-ant" and "-ence"/"-ent" as one
+    ("intolerance" / "intolerant"), a silent e dropped ("quote" / "quoting"). Only for content words: a lexicon word is looked up as written first, so
+    "likely" never becomes LIKE."""
+    w = word.lower()
+    w = _stem_en(IRREGULAR_EN.get(w, w))
+    if w.endswith("ly") and len(w) >= 6 and not w.endswith(("ily", "ally")):
+        w = w[:-2]
+    for long, short in (("ance", "ant"), ("ence", "ent"), ("ancy", "ant"), ("ency", "ent")):
+        if w.endswith(long) and len(w) > len(long) + 2:
+            return w[: -len(long)] + short
+    if w.endswith("e") and len(w) >= 4 and w[-2] not in "aeiou":
+        w = w[:-1]  # a silent e, as the stemmer leaves it after -ing / -ed: "quote" meets "quoting" ("quot")
+    return w
 
 
 def _looks_like_name(word: str, first: bool) -> bool:
@@ -436,7 +517,7 @@ class Analysis:
     def latin_words(self) -> set[str]:
         """Every latin word of the text and its hyphen parts, stemmed: where a name from the other side may be."""
         words = re.findall(r"[A-Za-z][A-Za-z'_\-.+#]*", self.text)
-        return {_stem_en(p) for w in words for p in [w, *w.split("-")] if p}
+        return {f(p) for w in words for p in [w, *w.split("-")] if p for f in (_stem_en, _content_stem)}
 
 
 def _expand(unit: Unit) -> list[Unit]:
@@ -448,6 +529,28 @@ def _expand(unit: Unit) -> list[Unit]:
         return [unit]
     cls, _, vals = unit.key.partition(":")
     return [Unit("value", f"{cls}:{v}", unit.weight, unit.surface) for v in vals.split("+")]
+
+
+_CN_SCALES = {"万": 10000, "千": 1000, "亿": 100000000}
+
+
+def _after_digits(tok: str, units: list[Unit], adjacent: bool) -> str:
+    """Chinese right after digits belongs to the number: "4万" is 40000, "6点" six o'clock (the 6 of "六点",
+    "6:00"), "6点半" 6:30. Returns the rest of the Chinese run."""
+    if not adjacent or not units or not units[-1].key.startswith("num:") or units[-1].surface:
+        return tok
+    number = units[-1].key[4:]
+    if not re.fullmatch(r"\d+(?:\.\d+)?", number):
+        return tok
+    if tok[0] in _CN_SCALES:
+        units[-1] = Unit("value", f"num:{_scaled(number, _CN_SCALES[tok[0]])}", 2)
+        return tok[1:]
+    if tok.startswith("点半"):
+        units[-1] = Unit("value", f"num:{number}:30", 2)
+        return tok[2:]
+    if tok.startswith("点") and "." not in number:
+        return tok[2:] if tok.startswith("点钟") else tok[1:]
+    return tok
 
 
 def language(text: str) -> str:
@@ -471,7 +574,7 @@ def analyse(text: str) -> Analysis:
             words.clear()
             sentence_start = False
 
-    last = 0
+    last = prev_end = 0
     for m in _TOKEN.finditer(text):
         if re.search(r"[.!?;:。！？；]", text[last:m.start()]):
             flush()
@@ -480,6 +583,7 @@ def analyse(text: str) -> Analysis:
         kind, tok = m.lastgroup, m.group()
         if kind == "word":
             words.append(tok.rstrip("."))
+            prev_end = m.end()
             continue
         flush()
         sentence_start = False
@@ -490,7 +594,9 @@ def analyse(text: str) -> Analysis:
         elif kind == "ident":  # "#1033": an issue or PR number names a thing; it is not a quantity
             units.append(Unit("value", f"num:{tok[1:].lstrip('0') or '0'}", 2, tok))
         else:
+            tok = _after_digits(tok, units, adjacent=m.start() == prev_end)
             units.extend(_segment_cjk(tok))
+        prev_end = m.end()
     flush()
     units = [part for u in units for part in _expand(u)]
     negations = sum(1 for u in units if u.kind in ("negation", "negchange"))
@@ -611,6 +717,7 @@ def overlap(a: Analysis, b: Analysis, ignore: Sequence[str] = ()) -> Overlap:
             if key not in theirs and key[5:] in other.latin_words:
                 theirs[key] = mine[key]
                 theirs.pop(key[5:], None)  # ...where it is the same word, not another one
+                theirs.pop(_content_stem(key[5:]), None)
     nums_a = {k[4:] for k in ma if k.startswith("num:")}
     nums_b = {k[4:] for k in mb if k.startswith("num:")}
     left_a, left_b = _unmatched_numbers(nums_a, nums_b)
@@ -643,7 +750,8 @@ def same_wording(a: Analysis, b: Analysis) -> bool:
     change markers ("用户习惯使用vim编辑器" / "我习惯用vim编辑器"). No synonym or translation is needed for this,
     so nothing the lexicon maps can make two different facts look the same here."""
     def words(x: Analysis) -> Counter:
-        return Counter(u.surface or u.key for u in x.units if u.kind != "frame")
+        # a content word's stem may read like a lexicon word's ("likely" -> "like"): the kind tells them apart
+        return Counter((u.kind == "content", u.surface or u.key) for u in x.units if u.kind != "frame")
 
     return a.lang == b.lang and bool(words(a)) and words(a) == words(b)
 
