@@ -216,6 +216,42 @@ def test_word_forms_of_one_english_word_meet():
     assert action("The user runs every evening", "The user runs every morning") == "new"
 
 
+def test_a_light_verb_is_set_aside_only_before_what_the_other_side_says_without_it():
+    v = compare("用户在学网球", "用户在学打网球", CLOSE, TH)
+    assert v.action == "duplicate" and "light verb" in v.reason and v.borderline
+    assert action("The user is learning to play the guitar", "The user is learning the guitar") == "duplicate"
+    assert action("用户打算去北京", "用户去北京") == "new"  # 打算 (plans to) is no light verb: 算 is left
+    assert action("用户打网球", "用户看网球") == "new"  # watching is not playing
+    assert action("用户周末打篮球", "用户周末打网球") == "new"
+    assert action("The user's son plays the guitar", "The user plays the guitar") == "new"
+
+
+def test_a_class_word_beside_a_value_of_its_class_adds_nothing():
+    v = compare("用户的代码编辑器是 Neovim", "用户写代码用 Neovim", CLOSE, TH)
+    assert v.action == "duplicate" and "only names the editor" in v.reason
+    assert action("用户习惯使用vim编辑器", "The user uses vim") == "duplicate"
+    assert action("The user drinks coffee every morning", "The user has coffee every morning") == "duplicate"
+    assert action("用户的编辑器很慢", "用户用vim") == "new"  # no value of the class on one side: nothing to name
+    assert action("The user uses vim", "The user's wife's editor is vim") == "new"  # someone else's editor
+
+
+def test_a_naming_word_before_a_name_both_give_is_set_aside():
+    assert action("The user has a twin brother called Sam", "Sam is the user's twin brother") == "duplicate"
+    assert action("用户的猫叫咪咪", "咪咪是用户的猫") == "duplicate"
+    assert action("Sam is the user's brother", "Sam called the user's brother") == "new"  # phoned: no name follows
+    assert action("The user's dog is called Max", "The user's cat is called Max") == "new"
+
+
+def test_words_set_aside_need_a_close_pair_the_distance_is_necessary_never_sufficient():
+    from automem.core.dedup import RELAXED_DISTANCE
+
+    far = RELAXED_DISTANCE + 0.1
+    assert action("用户在学打网球", "用户在学网球", far) == "new"
+    assert action("The user has a twin brother called Sam", "Sam is the user's twin brother", far) == "new"
+    assert action("用户写代码用 Neovim", "用户的代码编辑器是 Neovim", far) == "new"
+    assert action("The user's dog is called Max", "The user's neighbour's dog is called Max", 0.01) == "new"
+
+
 def test_cross_language_work_vocabulary():
     assert action("The user works remotely full-time", "用户全职远程办公") == "duplicate"
     assert action("The user works remotely part-time", "用户全职远程办公") == "new"

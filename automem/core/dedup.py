@@ -23,7 +23,10 @@ line that a judge or `automem compact` can merge later. The rules therefore say:
 
 Before words are compared they are brought to one form: numbers however written ("六千" = 6000, "2万" = 20000, "20k"
 = "20,000", "forty" = 40, "六点" = "6:00"), English word forms (irregular "took" = "take", "fluently" = "fluent",
-"intolerance" = "intolerant").
+"intolerance" = "intolerant"). A few words that only frame the others may be set aside (`set_aside`), and only in
+a close pair (`RELAXED_DISTANCE`) whose every other word is matched: a light verb before what the other side says
+without it ("学打网球" / "学网球"), a class word beside a value of its class on both sides ("代码编辑器是Neovim" /
+"写代码用Neovim"), a naming word before a name both give ("a brother called Sam" / "Sam is the user's brother").
 
 Every pair within the related distance that is not a same-wording restatement (only frame words, order or
 punctuation differ) is `borderline`: with a judge configured, it decides them. Why not a bare distance threshold:
@@ -123,6 +126,14 @@ CONCEPTS: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _LEX["concepts"]
 VALUE_CLASSES: dict[str, dict[str, tuple[str, ...]]] = {
     cls: {value: tuple(forms) for value, forms in members.items()} for cls, members in _LEX["value_classes"].items()}
 ANTONYMS: tuple[tuple[str, str], ...] = tuple((a, b) for a, b in _LEX["antonyms"])
+# The concept that only names a value class ("editor" for vim, "language" for French): said beside a value of that
+# class, it adds nothing ("用户写代码用Neovim" / "用户的代码编辑器是Neovim").
+CLASS_WORDS: dict[str, frozenset[str]] = {cls: frozenset(keys) for cls, keys in (_LEX.get("class_words") or {}).items()}
+# Verbs that only carry the noun after them ("打网球" is 网球 played, "做编织" knitting done, "do yoga" yoga).
+LIGHT_VERBS_ZH = frozenset(_LEX.get("light_verbs", {}).get("zh") or ())
+LIGHT_VERBS_EN_FORMS = tuple(_LEX.get("light_verbs", {}).get("en") or ())
+NAMING_EN_FORMS = tuple(_LEX.get("naming", {}).get("en") or ())  # "called", "named": a name follows
+NAMING_ZH = frozenset(_LEX.get("naming", {}).get("zh") or ())
 
 _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
@@ -222,6 +233,8 @@ def _build_lexicon() -> tuple[dict[str, Unit], dict[tuple[str, ...], Unit], int]
 
 _CJK_LEXICON, _LATIN_LEXICON, _CJK_LONGEST = _build_lexicon()
 _LATIN_STEMMED = {tuple(_stem_en(w) for w in k): u for k, u in _LATIN_LEXICON.items()}
+LIGHT_VERBS_EN = frozenset(_stem_en(w) for w in LIGHT_VERBS_EN_FORMS)  # compared as stemmed content words
+NAMING_EN = frozenset(_stem_en(w) for w in NAMING_EN_FORMS)
 # Values of two characters or more, found anywhere in a CJK run before the rest is segmented.
 _CJK_VALUES = {s: u for s, u in _CJK_LEXICON.items() if u.kind == "value" and len(s) >= 2}
 _CJK_VALUE_LONGEST = max(len(s) for s in _CJK_VALUES)
@@ -733,6 +746,79 @@ def overlap(a: Analysis, b: Analysis, ignore: Sequence[str] = ()) -> Overlap:
     return Overlap(shared, only_a, only_b, a.lang == b.lang)
 
 
+# Cosine distance within which a pair may be taken for a restatement once a word that only frames the others is set
+# aside (a light verb, a class word, "called" before a name). Necessary, never sufficient: every other word of both
+# sides must still be matched. The offline encoder puts most restatements well inside it (reference/embeddings.md).
+RELAXED_DISTANCE = 0.35
+
+
+def set_aside(a: Analysis, b: Analysis, ov: Overlap) -> list[str] | None:
+    """Why each word left unmatched by `overlap` says nothing of its own, or None when one of them may say
+    something. A word is set aside only as
+
+    - a class word beside a value of its class that both sides name ("editor" beside vim on both sides);
+    - a light verb before what the other side says without it ("打" in "打网球" / "网球", "do" in "do yoga");
+    - a naming word directly before a name both sides give ("called" in "a brother called Sam" / "Sam is ...").
+
+    Nothing else: a subject, an object, a modifier or a value left on one side keeps the pair apart."""
+    if not ov.unmatched:
+        return None
+    why: list[str] = []
+    for mine, theirs, keys in ((a, b, ov.only_a_keys), (b, a, ov.only_b_keys)):
+        for key in keys:
+            reason = _class_word(key, mine, theirs) or _light_verb(key, mine, theirs) or _naming(key, mine, theirs)
+            if not reason:
+                return None
+            if reason not in why:
+                why.append(reason)
+    return why
+
+
+def _class_word(key: str, mine: Analysis, theirs: Analysis) -> str:
+    shared = set(mine.meaning) & set(theirs.meaning)
+    for cls, words in CLASS_WORDS.items():
+        if key in words and any(k.startswith(f"{cls}:") for k in shared):
+            return f"{key.lower()} only names the {cls.replace('_', ' ')} both give"
+    return ""
+
+
+def _light_verb(key: str, mine: Analysis, theirs: Analysis) -> str:
+    """A light verb alone, or a character bigram that only joins it to the next (or previous) character, when that
+    character is in the other text: "打网" in "打网球" beside "网球"."""
+    if key in LIGHT_VERBS_EN:
+        return f"'{key}' is a light verb"
+    if _is_cjk_bigram(key):
+        light, other = (key[0], key[1]) if key[0] in LIGHT_VERBS_ZH else (key[1], key[0])
+        if light in LIGHT_VERBS_ZH and other in theirs.text and other not in LIGHT_VERBS_ZH:
+            return f"'{light}' is a light verb"
+        return ""
+    if key in LIGHT_VERBS_ZH:
+        i = mine.text.find(key)
+        while i >= 0:
+            nxt = mine.text[i + 1:i + 2]
+            if nxt and _CJK_CHAR.fullmatch(nxt) and nxt in theirs.text:
+                return f"'{key}' is a light verb"
+            i = mine.text.find(key, i + 1)
+    return ""
+
+
+def _naming(key: str, mine: Analysis, theirs: Analysis) -> str:
+    """NAME_OF ("called", "named", "叫") directly before a name (in Chinese, an unknown word) the other side has."""
+    if key != "NAME_OF":
+        return ""
+    units = [u for u in mine.units if u.kind != "frame"]
+    other = set(theirs.meaning) | {f"name:{w}" for w in theirs.latin_words}
+    for u, nxt in zip(units, units[1:]):
+        surface = (u.surface or u.key).lower()
+        if u.key == "NAME_OF" and (surface in NAMING_EN or surface in NAMING_ZH):
+            # a name ("Sam"), or in Chinese an unknown word ("豆豆"); never an English common noun: in "Sam called
+            # the user's brother" the word after "called" is no name
+            name = nxt.key.startswith("name:") or (nxt.kind == "content" and bool(_CJK_CHAR.match(nxt.key)))
+            if name and nxt.key in other:
+                return f"'{surface}' only introduces the name"
+    return ""
+
+
 def _is_cjk_bigram(key: str) -> bool:
     return len(key) == 2 and bool(_CJK_CHAR.fullmatch(key[0])) and bool(_CJK_CHAR.fullmatch(key[1]))
 
@@ -809,6 +895,10 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
                 return PairVerdict("duplicate", f"restated {how}: every word of each side matched", True)
             if says_less(a, b, ov, event):
                 return PairVerdict("duplicate", f"restated {how}, with less detail ({ov.differ()})", True)
+            aside = set_aside(a, b, ov) if distance <= RELAXED_DISTANCE else None
+            if aside:
+                return PairVerdict("duplicate", f"restated {how}: every word matched once "
+                                                f"{'; '.join(aside)} ({ov.differ()})", True)
         if not event and b.strong_change and not a.strong_change and one_slot_replaced(a, b):
             return PairVerdict("update", f"announced as a change of one slot ({ov.differ()})", True)
         return PairVerdict("new", f"a different fact ({ov.differ()})", True)
