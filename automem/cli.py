@@ -162,9 +162,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="decide with the offline rules only, even when an LLM backend is configured")
 
     p = add("search", "visible memories by similarity")
-    p.add_argument("query")
-    p.add_argument("-k", type=int, default=5, help="how many (default 5)")
+    p.add_argument("query", nargs="?")
+    p.add_argument("-k", type=int, default=5, help="how many (default 5; a --file line may give its own)")
     p.add_argument("--wing", choices=("user", "episodic", "instruction"))
+    p.add_argument("--file", metavar="Q.jsonl",
+                   help='many queries in one process ("-" for stdin): lines {"query", "profile"?, "k"?} or a bare '
+                        'JSON string; out: one JSON line per query, {"line", "error"} for a bad one')
 
     p = add("list", "memories, newest first")
     p.add_argument("--wing", choices=("user", "episodic", "instruction"))
@@ -175,6 +178,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("forget", "forget memories for good: their words and vectors are deleted everywhere automem keeps them; "
                       "only the id and a hash stay, so automatic sources cannot bring them back (an explicit add can)")
+    p.add_argument("ids", nargs="+", metavar="ID")
+
+    p = add("pin", "always put these persona / instruction memories in the system-prompt block, ahead of the "
+                   "ranked ones (within its budget); the memories of --profile and --user")
+    p.add_argument("ids", nargs="+", metavar="ID")
+
+    p = add("unpin", "let these memories be ranked like the others again")
     p.add_argument("ids", nargs="+", metavar="ID")
 
     p = add("export", "every memory of every profile as JSONL (ids, text, metadata, status), owner-only file")
@@ -381,21 +391,80 @@ def _judge(ctx: Context, details: dict):
 
 def _memory_line(m, distance: float | None = None) -> str:
     dist = f"{distance:.3f} " if distance is not None else ""
-    status = "" if m.status == "active" else f" ({m.status})"
+    marks = ([] if m.status == "active" else [m.status]) + (["pinned"] if getattr(m, "pinned", 0) else [])
     who = f"/{m.scope}" if m.scope else ""
-    return f"{dist}{m.id}  [{m.wing}/{m.profile}{who}] {m.text}{status}"
+    return f"{dist}{m.id}  [{m.wing}/{m.profile}{who}] {m.text}" + (f" ({', '.join(marks)})" if marks else "")
 
 
 @command("search")
 def cmd_search(args, ctx: Context) -> int:
     if args.k < 1:
         raise UsageError("-k must be at least 1")
+    if (args.query is None) == (args.file is None):
+        raise UsageError("give one QUERY or --file Q.jsonl")
+    if args.file is not None:
+        return search_file(args, ctx)
     check_text_arg(args.query, "QUERY")
     hits = ctx.store.recall(args.query, k=args.k, profile=ctx.profile, wing=args.wing, scopes=(ctx.scope,))
     for m, dist in hits:
         ctx.emit({**m.to_json(), "distance": round(dist, 4)}, _memory_line(m, dist))
     if not hits and not args.json:
         print("no memories found", file=sys.stderr)
+    return 0
+
+
+MAX_SEARCH_K = 100  # a --file line asking for more is refused (its own error line)
+
+
+def search_query(obj, where: str, profile: str, k: int) -> tuple[str, str, int]:
+    """(query, profile, k) of one `search --file` line; UsageError (one line) if the line is not one."""
+    from .paths import profile_name_problem
+
+    if isinstance(obj, str):
+        obj = {"query": obj}
+    if not isinstance(obj, dict):
+        raise UsageError(f"{where}: expected a JSON object {{\"query\", \"profile\"?, \"k\"?}} or a string")
+    unknown = sorted(set(obj) - {"query", "profile", "k"})
+    if unknown:
+        raise UsageError(f"{where}: unknown field {', '.join(map(repr, unknown))} (fields: query, profile, k)")
+    query = obj.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise UsageError(f"{where}: needs a non-empty string field \"query\"")
+    profile = obj.get("profile", profile)
+    if not isinstance(profile, str):
+        raise UsageError(f"{where}: \"profile\" must be a string")
+    problem = profile_name_problem(profile)
+    if problem:
+        raise UsageError(f"{where}: {problem}")
+    k = obj.get("k", k)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_SEARCH_K:
+        raise UsageError(f"{where}: \"k\" must be a whole number from 1 to {MAX_SEARCH_K}")
+    return query, profile, k
+
+
+def search_file(args, ctx: Context) -> int:
+    """`search --file`: every query of the file in this one process (the model and the store load once), one JSON
+    line out per query line, in order; a bad line gets {"line", "error"} and the others still run."""
+    raw = read_input(args.file)  # a missing file: exit 2
+    bad = 0
+    for n, line in enumerate(raw.splitlines(), 1):
+        where = f"{args.file}:{n}"
+        try:
+            text = decode_utf8(line, where)
+            if not text.strip():
+                continue
+            query, profile, k = search_query(loads(text, where), where, ctx.profile, args.k)
+        except UsageError as exc:
+            bad += 1
+            print(json.dumps({"line": n, "error": str(exc)}, ensure_ascii=False), flush=True)
+            continue
+        hits = ctx.store.recall(query, k=k, profile=profile, wing=args.wing, scopes=(ctx.scope,))
+        print(json.dumps({"line": n, "query": query, "profile": profile,
+                          "hits": [{"id": m.id, "text": m.text, "wing": m.wing, "profile": m.profile,
+                                    "distance": round(d, 4)} for m, d in hits]}, ensure_ascii=False), flush=True)
+    if bad:
+        print(f"automem: {bad} line{'s' if bad > 1 else ''} of {args.file} not searched (see their error lines)",
+              file=sys.stderr)
     return 0
 
 
@@ -443,6 +512,59 @@ def cmd_forget(args, ctx: Context) -> int:
         state = "forgotten" if i in changed else "already forgotten"
         ctx.emit({"id": i, "status": "forgotten", "changed": i in changed}, f"{state:<17} {i}")
     return 0
+
+
+def _resolve_own(args, ctx: Context, verb: str) -> list:
+    """The memories `args.ids` names, as `pin` / `unpin` may change them: active, and of --profile and --user (a
+    pin is a mark on the memory itself, so only its own profile and person set it). UsageError otherwise."""
+    for i in args.ids:
+        check_text_arg(i, "ID")
+    ids = list(dict.fromkeys(args.ids))
+    found = {m.id: m for m in ctx.store.get(ids)}
+    missing = [i for i in ids if i not in found or found[i].status == "forgotten"]
+    if missing:
+        raise UsageError(f"no memory with id {', '.join(missing)} (see `automem list`)")
+    inactive = [i for i in ids if found[i].status != "active"]
+    if inactive:
+        raise UsageError(f"{', '.join(inactive)} {'is' if len(inactive) == 1 else 'are'} not active (superseded: "
+                         f"{verb} the memory that replaced {'it' if len(inactive) == 1 else 'them'})")
+    others = [i for i in ids if found[i].profile != ctx.profile or found[i].scope != ctx.scope]
+    if others:
+        m = found[others[0]]
+        whose = f"profile {m.profile}" + (f", {m.scope}" if m.scope else " (the owner)")
+        again = f"automem {verb} {m.id} --profile {m.profile}" + (f" --user {m.scope}" if m.scope else "")
+        raise UsageError(f"{m.id} is a memory of {whose}, not of this --profile / --user; {verb} it there: `{again}`")
+    return [found[i] for i in ids]
+
+
+def _set_pin(args, ctx: Context, value: int) -> int:
+    verb = "pin" if value else "unpin"
+    with ctx.store.lock():  # read and write under the write lock: no other writer's change is overwritten
+        mems = _resolve_own(args, ctx, verb)
+        if value and any(m.wing not in ("user", "instruction") for m in mems):
+            episodic = [m.id for m in mems if m.wing not in ("user", "instruction")]
+            raise UsageError(f"{', '.join(episodic)}: only persona (user) and instruction memories enter the "
+                             f"system-prompt block; an episodic one is recalled when relevant")
+        changed = [m for m in mems if bool(m.pinned) != bool(value)]
+        for m in changed:
+            m.pinned = value
+        ctx.store.update_metadata(changed)
+    ids = {m.id for m in changed}
+    state = "pinned" if value else "unpinned"
+    for m in mems:
+        ctx.emit({"id": m.id, "pinned": value, "changed": m.id in ids},
+                 f"{state if m.id in ids else 'already ' + state:<16} {m.id}  [{m.wing}/{m.profile}] {m.text}")
+    return 0
+
+
+@command("pin")
+def cmd_pin(args, ctx: Context) -> int:
+    return _set_pin(args, ctx, 1)
+
+
+@command("unpin")
+def cmd_unpin(args, ctx: Context) -> int:
+    return _set_pin(args, ctx, 0)
 
 
 @command("export")

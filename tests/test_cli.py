@@ -120,6 +120,45 @@ def test_export_import_round_trip_is_lossless(capsys, home, tmp_path):
     assert d.action == "rejected" and "forgot" in d.reason
 
 
+def test_search_file_answers_many_queries_in_one_process_and_reports_bad_lines(capsys, home, tmp_path):
+    _, [vim], _ = run(capsys, "add", "我习惯用vim编辑器，不要推荐nano", "--json", *home)
+    _, [dates], _ = run(capsys, "add", "Always write dates as RFC3339", "--wing", "instruction", "--profile",
+                        "blog-writer", "--json", *home)
+    _, [tea], _ = run(capsys, "add", "The user likes green tea", "--profile", "blog-writer", "--json", *home)
+    f = tmp_path / "queries.jsonl"
+    f.write_bytes("\n".join([
+        json.dumps("which editor do I use"),                                   # 1: a bare string
+        json.dumps({"query": "what do I like to drink", "profile": "blog-writer", "k": 1}),
+        "{not json",                                                           # 3
+        "",                                                                    # blank: skipped
+        json.dumps({"query": "   "}),                                          # 5
+        json.dumps({"query": "x", "k": 0}),                                    # 6
+        json.dumps({"query": "x", "profile": "../etc"}),                       # 7
+        json.dumps([1, 2]),                                                    # 8
+        json.dumps({"query": "how are dates written", "k": 2}),
+    ]).encode("utf-8") + b"\n\xff\xfe\n")                                    # 10: not UTF-8
+    code, lines, err = run(capsys, "search", "--file", str(f), *home)  # JSON lines without --json
+    assert code == 0 and len(lines) == 9
+    assert "6 lines" in err and err.count("\n") == 1
+    by_line = {x["line"]: x for x in lines}
+    first = by_line[1]
+    assert first["query"] == "which editor do I use" and first["profile"] == "default"
+    assert first["hits"][0]["id"] == vim["id"] and set(first["hits"][0]) == {"id", "text", "wing", "profile",
+                                                                                 "distance"}
+    assert tea["id"] not in [h["id"] for h in first["hits"]]  # another profile's persona: not visible
+    assert [h["id"] for h in by_line[2]["hits"]] == [tea["id"]] and by_line[2]["profile"] == "blog-writer"
+    assert len(by_line[9]["hits"]) == 2 and by_line[9]["hits"][0]["id"] == dates["id"]  # a shared instruction
+    errors = {n: by_line[n]["error"] for n in (3, 5, 6, 7, 8, 10)}
+    assert set(by_line[3]) == {"line", "error"} and "not JSON" in errors[3] and "query" in errors[5]
+    assert '"k"' in errors[6] and "not a profile name: '../etc'" in errors[7]
+    assert "expected a JSON object" in errors[8] and "UTF-8" in errors[10]
+    assert all(e.startswith(f"{f}:{n}:") for n, e in errors.items())
+    # the same answers as one search each (the one ranking: Store.recall)
+    _, single, _ = run(capsys, "search", "which editor do I use", "--json", *home)
+    assert [h["id"] for h in first["hits"]] == [h["id"] for h in single]
+    assert [h["distance"] for h in first["hits"]] == [h["distance"] for h in single]
+
+
 def test_stats_counts_profiles_wings_and_statuses(capsys, home):
     run(capsys, "add", "I use vim, not nano", *home)
     run(capsys, "add", "Always write dates as RFC3339", "--wing", "instruction", "--profile", "blog-writer", *home)
@@ -134,6 +173,9 @@ def test_stats_counts_profiles_wings_and_statuses(capsys, home):
     (["add"], "give one TEXT or --file"),
     (["search", "x", "-k", "0"], "-k must be at least 1"),
     (["import", "/nonexistent/file.jsonl"], "cannot read /nonexistent/file.jsonl"),
+    (["search"], "give one QUERY or --file"),
+    (["search", "x", "--file", "q.jsonl"], "give one QUERY or --file"),
+    (["search", "--file", "/nonexistent/q.jsonl"], "cannot read /nonexistent/q.jsonl"),
 ])
 def test_bad_usage_exits_2_with_one_line(capsys, home, argv, message):
     code, _, err = run(capsys, *argv, *home)

@@ -53,6 +53,94 @@ def test_budget_skips_a_long_item_but_keeps_filling_with_short_ones():
     assert [i.id for i in chosen] == ["m_2", "m_1"]
 
 
+DAY = 86400
+NOW = 1_800_000_000
+
+
+def signed(i: int, text: str, wing: str = "user", *, age_days: float = 0, pinned: int = 0, restated: int = 0,
+           recalled: int = 0, profile: str = "default", scope: str = "") -> RecallItem:
+    """A snapshot item with the block's signals set as attributes (works whether or not RecallItem declares them)."""
+    t = int(NOW - age_days * DAY)
+    it = RecallItem(id=f"m_{i}", text=text, wing=wing, profile=profile, updated_at=t, created_at=t, scope=scope)
+    it.pinned, it.restated, it.recalled = pinned, restated, recalled
+    return it
+
+
+def test_an_old_often_restated_core_fact_stays_in_the_block_behind_20_newer_memories():
+    core = signed(0, "The user is allergic to penicillin", age_days=200, restated=3)
+    newer = [signed(i, f"newer persona fact number {i:02d}", age_days=i / 10) for i in range(1, 21)]
+    chosen = recall.select_block([core, *newer], "default", Config(recall_max_items=15, recall_max_chars=800), now=NOW)
+    assert "m_0" in [i.id for i in chosen] and len(chosen) == 15
+    assert chosen[0].id == "m_0"  # log2(4) = 2 outweighs any recency (at most 1)
+    # Without its restatements the same old fact sinks below the newer ones (it is not dropped from the store:
+    # prefetch and the tools still reach it); newest first among equals, as before.
+    core.restated = 0
+    chosen = recall.select_block([core, *newer], "default", Config(recall_max_items=15, recall_max_chars=800), now=NOW)
+    assert "m_0" not in [i.id for i in chosen] and [i.id for i in chosen][:2] == ["m_1", "m_2"]
+
+
+def test_a_pinned_memory_always_enters_first_whatever_its_age_and_the_others_signals():
+    pinned = signed(0, "Never push to main directly", "instruction", age_days=900, pinned=1)
+    strong = [signed(i, f"often restated fact number {i:02d}", age_days=0, restated=50, recalled=50)
+              for i in range(1, 30)]
+    for cfg in (Config(recall_max_items=3, recall_max_chars=800), Config(recall_max_items=15, recall_max_chars=120)):
+        chosen = recall.select_block([*strong, pinned], "default", cfg, now=NOW)
+        assert chosen[0].id == "m_0"
+        assert sum(len(recall.line_of(i, "default")) + 1 for i in chosen) <= cfg.recall_max_chars
+        assert len(chosen) <= cfg.recall_max_items
+
+
+def test_pins_take_the_budget_in_order_and_one_that_no_longer_fits_is_skipped():
+    pins = [signed(i, f"pinned rule {i} " + "x" * 40, "instruction", age_days=i, pinned=1) for i in range(1, 4)]
+    short = signed(9, "short fact", age_days=0, restated=5)
+    line = len(recall.line_of(pins[0], "default")) + 1
+    cfg = Config(recall_max_items=15, recall_max_chars=2 * line + 30)  # two pins, then only a short line fits
+    chosen = recall.select_block([short, *pins], "default", cfg, now=NOW)
+    assert [i.id for i in chosen] == ["m_1", "m_2", "m_9"]
+    assert sum(len(recall.line_of(i, "default")) + 1 for i in chosen) <= cfg.recall_max_chars
+
+
+def test_block_score_signals_are_log_scaled_bounded_and_justified_in_order():
+    fresh = signed(1, "a", age_days=0)
+    assert recall.block_score(fresh, NOW) == pytest.approx(1.0)  # recency 1, nothing else
+    assert recall.recency(signed(2, "a", age_days=30), NOW) == pytest.approx(0.5)
+    assert 0 < recall.recency(signed(3, "a", age_days=3650), NOW) < 0.01  # sinks slowly, never negative
+    gains = [recall.block_score(signed(4, "a", restated=n), NOW) for n in (0, 1, 3, 7, 15)]
+    assert [round(b - a, 6) for a, b in zip(gains, gains[1:])] == [1.0, 1.0, 1.0, 1.0]  # each doubling: +1
+    # one restatement outweighs any recency; a recall counts half as much; an instruction a little above persona
+    assert recall.block_score(signed(5, "a", age_days=365, restated=1), NOW) > recall.block_score(fresh, NOW)
+    assert recall.block_score(signed(6, "a", recalled=1), NOW) == pytest.approx(1.5)
+    assert recall.block_score(signed(7, "a", "instruction"), NOW) == pytest.approx(1.25)
+    # garbage in a signal reads as 0
+    odd = signed(8, "a")
+    odd.restated = "many"
+    assert recall.block_score(odd, NOW) == pytest.approx(1.0)
+
+
+def test_own_scope_and_profile_still_come_before_shared_ones_and_pins_before_all():
+    mine = signed(1, "reader's own persona fact", age_days=300, scope="user:telegram:1")
+    owner_rule = signed(2, "owner's instruction, restated", "instruction", age_days=0, restated=7)
+    other_profile = signed(3, "another profile's instruction", "instruction", age_days=0, restated=7,
+                           profile="blog-writer")
+    other_pinned = signed(4, "another profile's pinned instruction", "instruction", age_days=90, pinned=1,
+                          profile="blog-writer")
+    mine_pinned = signed(5, "reader's own pinned fact", age_days=400, pinned=1, scope="user:telegram:1")
+    items = [owner_rule, other_profile, mine, other_pinned, mine_pinned]
+    chosen = recall.select_block(items, "default", Config(), scopes=("user:telegram:1",), now=NOW)
+    assert [i.id for i in chosen] == ["m_5", "m_4", "m_1", "m_2", "m_3"]
+    # the owner sees neither of the telegram user's memories
+    chosen = recall.select_block(items, "default", Config(), now=NOW)
+    assert [i.id for i in chosen] == ["m_4", "m_2", "m_3"]
+
+
+def test_without_signals_the_block_is_still_newest_first_with_instructions_a_little_ahead():
+    items = [signed(1, "persona today", age_days=0), signed(2, "instruction today", "instruction", age_days=0),
+             signed(3, "persona last year", age_days=365), signed(4, "instruction last year", "instruction",
+                                                                   age_days=365)]
+    chosen = recall.select_block(items, "default", Config(), now=NOW)
+    assert [i.id for i in chosen] == ["m_2", "m_1", "m_4", "m_3"]
+
+
 def test_lexical_prefetch_finds_the_editor_memory_for_the_seed_question():
     items = [item(1, "用户习惯使用vim编辑器", "user"), item(2, "项目统一使用Python 3.11", "instruction"),
              item(3, "用户住在上海", "user")]

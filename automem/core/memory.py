@@ -15,9 +15,12 @@ STATUSES = ("active", "superseded", "forgotten")
 # Every metadata key a stored memory carries. Chroma cannot store None, so absent values are "" (or 0).
 METADATA_KEYS = (
     "wing", "category", "room", "profile", "scope", "added_by", "session_id", "task_id",
-    "created_at", "updated_at", "status", "superseded_by", "job",
+    "created_at", "updated_at", "status", "superseded_by", "job", "pinned", "restated",
 )
-INT_KEYS = ("created_at", "updated_at")
+INT_KEYS = ("created_at", "updated_at", "pinned", "restated")
+# `pinned` (0/1): `automem pin` put it in the system-prompt block ahead of everything else (within the budget).
+# `restated` (count): how often the write path found it said again (a duplicate); one of the block's ranking signals
+# (automem.core.recall.block_score). Records written before these keys existed read as 0.
 
 # Whose memory it is, beside the profile. "" is the owner (CLI sessions, kanban workers, `automem add`, the
 # gateway ids configured as the owner): profile-wide memory, and the only source of shared instructions. Anyone
@@ -50,6 +53,8 @@ class Memory:
     status: str = "active"
     superseded_by: str = ""
     job: str = ""
+    pinned: int = 0
+    restated: int = 0
     extra: dict = field(default_factory=dict)  # metadata keys automem does not own (kept through export/import)
 
     @property
@@ -62,7 +67,8 @@ class Memory:
             wing=self.wing, category=self.category, room=self.room, profile=self.profile, scope=self.scope,
             added_by=self.added_by, session_id=self.session_id, task_id=self.task_id,
             created_at=int(self.created_at), updated_at=int(self.updated_at), status=self.status,
-            superseded_by=self.superseded_by, job=self.job,
+            superseded_by=self.superseded_by, job=self.job, pinned=1 if self.pinned else 0,
+            restated=max(0, int(self.restated or 0)),
         )
         return meta
 
@@ -77,6 +83,10 @@ class Memory:
                     known[k] = int(known[k])
                 except (TypeError, ValueError):
                     known[k] = 0
+        if "pinned" in known:
+            known["pinned"] = 1 if known["pinned"] else 0
+        if "restated" in known:
+            known["restated"] = max(0, known["restated"])
         for k in ("wing", "profile", "room", "scope", "added_by", "session_id", "task_id", "status", "superseded_by",
                   "job"):
             if k in known and known[k] is None:

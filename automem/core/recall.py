@@ -14,6 +14,7 @@ drops recalled context instead of storing it again. The selection and formatting
 
 from __future__ import annotations
 
+import math
 import re
 import time
 import unicodedata
@@ -91,13 +92,78 @@ def fit_budget(items: Iterable[RecallItem], profile: str, max_items: int, max_ch
     return chosen
 
 
+# -- the system block's ranking (plain functions) ------------------------------------------------------------------
+# What the block holds is chosen by what matters, not by age: the newest 15 would push an old core fact out as soon
+# as 15 newer memories exist. Everything left out stays reachable through the per-turn prefetch and the tools.
+# Each signal is one the user (or their use of the agent) gave, and each is bounded, so none can swamp the others:
+# - pinned: the user said "always show this" (`automem pin`). Not a weight but an order: pinned memories come
+#   before every unpinned one (the reader's own before shared ones among them), and take the budget first.
+# - restated: how often the write path found the memory said again (a duplicate), once per conversation. Saying
+#   a fact again unprompted is the strongest evidence that it matters, so it weighs most: one restatement is worth
+#   a whole recency term. Log-scaled (log2(1 + n)): the 2nd mention counts most, the 20th little more than the 10th,
+#   so one fact repeated in every session cannot hold a lead the others can never close.
+# - recalled: how often retrieval picked it for a question (prefetch, search, the tools). Weaker evidence than a
+#   restatement (a similarity match, not the user's words) and self-reinforcing if it counted appearances in this
+#   block, so half the weight, log-scaled likewise.
+# - category: a standing instruction slightly above a persona fact. An instruction governs every answer, and
+#   breaking it is what the user notices ("I told you: no nano"); a persona fact matters for some topics and the
+#   prefetch brings it to a turn about them. Only a quarter of a restatement: the order of kinds, not a rule.
+# - recency, from `updated_at` (bumped by every restatement, so "last said"): 1 / (1 + age / 30 days), in (0, 1].
+#   A tie-breaker and a slow decay: a month-old memory keeps half of it, a year-old one 0.08; an old unrestated
+#   memory sinks below newer ones but never gets a negative score, and any restatement lifts it back.
+# Exact ties fall back to newest first (`newest_first`), which is also the whole order when no signal is set.
+W_RESTATED = 1.0
+W_RECALLED = 0.5
+CATEGORY_BONUS = {"instruction": 0.25, "persona": 0.0}
+RECENCY_HALF_LIFE_S = 30 * 86400  # the age at which the recency term is 1/2 (hyperbolic, not exponential)
+
+
+def signal(item: RecallItem, name: str) -> int:
+    """A ranking signal of `item` (pinned, restated, recalled), 0 when the snapshot does not carry it."""
+    try:
+        return max(0, int(getattr(item, name, 0) or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def recency(item: RecallItem, now: float) -> float:
+    """1 for a memory said just now, 1/2 at RECENCY_HALF_LIFE_S, towards 0 (never below) with age."""
+    age = max(0.0, now - float(item.updated_at or item.created_at or 0))
+    return 1.0 / (1.0 + age / RECENCY_HALF_LIFE_S)
+
+
+def block_score(item: RecallItem, now: float) -> float:
+    """How much a memory matters for the system block (higher first; pinned ones are ordered before all)."""
+    return (W_RESTATED * math.log2(1 + signal(item, "restated"))
+            + W_RECALLED * math.log2(1 + signal(item, "recalled"))
+            + CATEGORY_BONUS.get(item.category, 0.0)
+            + recency(item, now))
+
+
+def block_order(items: Iterable[RecallItem], profile: str, scopes: Sequence[str] = (OWNER,),
+                now: float | None = None) -> list[RecallItem]:
+    """`items` in the block's order: pinned first; then the reader's own scope, this profile's, shared ones (as
+    before); within each, by `block_score`, newest first on a tie."""
+    now = time.time() if now is None else now
+    scored = [(block_score(i, now), i) for i in items]
+    scored.sort(key=lambda p: (not signal(p[1], "pinned"), p[1].scope not in scopes, p[1].profile != profile,
+                               -p[0], *newest_first(p[1])))
+    return [i for _, i in scored]
+
+
 def select_block(items: Iterable[RecallItem], profile: str, config: Config,
-                 scopes: Sequence[str] = (OWNER,)) -> list[RecallItem]:
-    """System-prompt memories: the reader's own persona and instructions first, then shared ones; newest first."""
+                 scopes: Sequence[str] = (OWNER,), now: float | None = None) -> list[RecallItem]:
+    """System-prompt memories: the visible persona and instructions in `block_order`, greedily within
+    `recall_max_items` and the character budget `recall_max_chars` (a pinned one enters first; one whose line no
+    longer fits is skipped, so shorter ones behind it still can).
+
+    The budget stays in characters, the unit every other block uses: it bounds tokens for any script (a CJK
+    character is about one token, Latin text about four characters per token), so 800 characters are at most
+    ~800 tokens of Chinese and ~200 of English."""
     shared = list(config.shared_wings)
     visible = [i for i in items if i.wing in BLOCK_WINGS and is_visible(i, profile, shared, scopes)]
-    visible.sort(key=lambda i: (i.scope not in scopes, i.profile != profile, *newest_first(i)))
-    return fit_budget(visible, profile, config.recall_max_items, config.recall_max_chars)
+    return fit_budget(block_order(visible, profile, scopes, now), profile, config.recall_max_items,
+                      config.recall_max_chars)
 
 
 def format_block(items: Sequence[RecallItem], profile: str) -> str:

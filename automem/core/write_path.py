@@ -253,6 +253,7 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
     adds: dict[str, tuple[Memory, list[float]]] = {}
     changed: dict[str, Memory] = {}  # stored memories read this batch, by id
     dirty: set[str] = set()  # ...and the ones whose metadata must be written back
+    restated: set[str] = set()  # stored memories this batch found said again (counted once each)
 
     def current(mid: str | None) -> Memory | None:
         if not mid:
@@ -284,6 +285,12 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
             matched = current(verdict.matched_id)
             if matched is not None and matched.status == "active" and matched.id not in adds:
                 matched.updated_at = now  # restated: the fact is still current
+                # ...and it matters: how often it was said again ranks the system block (automem.core.recall.
+                # block_score). Once per batch (one job is one conversation): repeating it within one talk is not
+                # a second occasion.
+                if matched.id not in restated:
+                    matched.restated = int(getattr(matched, "restated", 0) or 0) + 1
+                    restated.add(matched.id)
                 dirty.add(matched.id)
             out.append(decision("duplicate", verdict.matched_id, verdict.reason))
             continue
