@@ -76,6 +76,9 @@ class Config:
     kanban_recall_max_lessons: int = 5
     kanban_recall_max_distance: float = 0.75
     prefetch_max_distance: float = 0.8
+    # the resident recall process (automem.core.resident): first-turn recall at vector quality in fresh processes
+    resident: bool = True
+    resident_idle_s: float = 1800.0  # it exits after this many seconds without requests (0: no resident)
     # write path thresholds (cosine distance)
     dedup_neighbours: int = 5
     dedup_related_distance: float = 0.62
@@ -163,6 +166,8 @@ def _validate(cfg: Config) -> None:
         bad("extract_timeout", "must be more than 0 seconds")
     if cfg.extract_idle_seconds <= 0:
         bad("extract_idle_seconds", "must be more than 0 seconds")
+    if cfg.resident_idle_s < 0:
+        bad("resident_idle_s", "must be 0 (no resident) or more seconds")
     if cfg.chroma_timeout <= 0:
         bad("chroma_timeout", "must be more than 0 seconds")
     if cfg.chroma_url and not cfg.chroma_url.strip().lower().startswith(("http://", "https://")):

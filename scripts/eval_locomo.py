@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sqlite3
 import statistics
@@ -276,6 +277,9 @@ def groups(rows: list[dict], convs: list[dict], split: str) -> dict[str, list[di
 
 
 def commit() -> str:
+    """HEAD (short), or $AUTOMEM_COMMIT for a copy outside git (e.g. a `git archive` export)."""
+    if os.environ.get("AUTOMEM_COMMIT"):
+        return os.environ["AUTOMEM_COMMIT"]
     try:
         sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True, timeout=10).stdout.strip()

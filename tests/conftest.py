@@ -25,6 +25,9 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     for name in list(os.environ):
         if name.startswith("AUTOMEM_") or name == "GLM_API_KEY":
             monkeypatch.delenv(name, raising=False)
+    # No resident recall process (automem.core.resident) unless a test asks for one: it would outlive the test and
+    # make a later prefetch's answer depend on timing. tests/test_resident.py turns it on.
+    monkeypatch.setenv("AUTOMEM_RESIDENT", "false")
     yield
 
 

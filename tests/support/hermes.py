@@ -105,6 +105,7 @@ class HermesRoot:
                if not k.startswith(("AUTOMEM_", "HERMES_", "OPENAI_", "GLM_", "PYTEST_"))}
         env.update(HOME=str(self.home), HERMES_HOME=str(self.root), NO_COLOR="1", TERM="dumb",
                    PYTHONDONTWRITEBYTECODE="1")
+        env["AUTOMEM_RESIDENT"] = "false"  # no resident outliving the test (an override turns it on)
         # Hermes' interpreter imports automem from this checkout (the installer would pip-install it instead).
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
         bindir = str(Path(self.hermes).parent)
