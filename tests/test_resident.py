@@ -216,6 +216,9 @@ def test_ask_fails_quietly_and_the_peer_is_checked(location, tmp_path):
         srv.bind(str(path))
         srv.listen(1)
         assert resident.ask(location, {"op": "ping"}, timeout=0.2) is None  # accepted by the kernel, never answered
+        # A server that is there but slow is not replaced: the caller falls back, nothing is spawned.
+        assert resident.recall_hits(location, load_config(location), "x", scopes=("",), k=5, timeout=0.2) is None
+        assert not (location.automem_dir / resident.SPAWN_STAMP).exists()
     a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     with a, b:
         assert resident._peer_uid(a) == os.getuid()

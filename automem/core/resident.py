@@ -124,7 +124,13 @@ def _peer_uid(sock: socket.socket) -> int | None:
 def ask(location: Location, request: dict, timeout: float = ASK_TIMEOUT_S) -> dict | None:
     """One request to the root's resident; its reply (a dict, {"ok": false, ...} included), or None when no server
     of this user answered with JSON within `timeout` seconds. Never raises."""
+    return _ask(location, request, timeout)[0]
+
+
+def _ask(location: Location, request: dict, timeout: float) -> tuple[dict | None, bool]:
+    """(`ask`'s answer, whether a server of this user accepted the connection: a slow one needs no new one)."""
     sock = None
+    reached = False
     try:
         path = socket_path(location)
         deadline = time.monotonic() + timeout
@@ -133,7 +139,8 @@ def ask(location: Location, request: dict, timeout: float = ASK_TIMEOUT_S) -> di
         sock.connect(str(path))
         uid = _peer_uid(sock)
         if uid is not None and uid != os.getuid():
-            return None  # a socket another user put there: not ours to trust
+            return None, False  # a socket another user put there: not ours to trust
+        reached = True
         req = dict(request)
         req.setdefault("version", __version__)
         sock.sendall(json.dumps(req, ensure_ascii=False).encode("utf-8") + b"\n")
@@ -141,16 +148,16 @@ def ask(location: Location, request: dict, timeout: float = ASK_TIMEOUT_S) -> di
         while b"\n" not in buf:
             left = deadline - time.monotonic()
             if left <= 0 or len(buf) > MAX_REPLY:
-                return None
+                return None, reached
             sock.settimeout(left)
             chunk = sock.recv(65536)
             if not chunk:
-                return None
+                return None, reached
             buf += chunk
         reply = json.loads(buf.split(b"\n", 1)[0].decode("utf-8"))
-        return reply if isinstance(reply, dict) else None
+        return (reply if isinstance(reply, dict) else None), reached
     except Exception:  # noqa: BLE001 - no socket, refused, timeout, garbage: the caller falls back
-        return None
+        return None, reached
     finally:
         if sock is not None:
             try:
@@ -209,11 +216,13 @@ def recall_hits(location: Location, config: Config, query: str, *, scopes: Seque
     first; None when no resident could answer (one is started for the next caller). Never raises."""
     if not enabled(config):
         return None
-    reply = ask(location, {"op": "recall", "query": query, "profile": location.profile, "scopes": list(scopes),
-                           "k": int(k), "where": where, "config": config_fingerprint(config)},
-                timeout=ASK_TIMEOUT_S if timeout is None else timeout)
-    if reply is None or reply.get("version", __version__) != __version__:
-        ensure_started(location, config, check=False)  # none, or the old version (which exits after this answer)
+    reply, reached = _ask(location, {"op": "recall", "query": query, "profile": location.profile,
+                                     "scopes": list(scopes), "k": int(k), "where": where,
+                                     "config": config_fingerprint(config)},
+                          ASK_TIMEOUT_S if timeout is None else timeout)
+    if not reached or (reply is not None and reply.get("version", __version__) != __version__):
+        # none runs, or an older version (which exits after this answer). One that was only slow stays.
+        ensure_started(location, config, check=False)
     if reply is None or not reply.get("ok") or not isinstance(reply.get("hits"), list):
         return None
     from .memory import Memory

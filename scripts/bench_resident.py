@@ -1,0 +1,135 @@
+"""Figures of the resident recall process (automem.core.resident), in a temp root (never ~/.hermes).
+
+    .venv/bin/python scripts/bench_resident.py [--memories 100] [--asks 50] [--runs 7]
+
+- the `ask` round trip (recall op, as HermesSession.prefetch sends it): p50 / p95 over --asks asks;
+- the resident's RSS and start-up CPU time (what it logs as `resident_started`);
+- a fresh process's first prefetch (`HermesSession.start` + `prefetch`, wall and the process's CPU), with a
+  resident answering vs without one (the lexical fallback), alternating, --runs each; and whether chromadb was
+  imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+CHILD = r"""
+import json, os, sys, time
+t0 = time.perf_counter(); c0 = time.process_time()
+from automem.hermes.session import HermesSession
+sess = HermesSession.start(sys.argv[1], session_id="bench")
+t1 = time.perf_counter(); c1 = time.process_time()
+text = sess.prefetch(sys.argv[2])
+t2 = time.perf_counter(); c2 = time.process_time()
+print(json.dumps({"start_ms": (t1 - t0) * 1000, "prefetch_ms": (t2 - t1) * 1000, "prefetch_cpu_ms": (c2 - c1) * 1000,
+                  "total_cpu_ms": (c2 - c0) * 1000, "found": "Mochi" in text, "chromadb": "chromadb" in sys.modules}))
+"""
+
+QUERY = "What's my cat called?"
+
+
+def pct(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--memories", type=int, default=100)
+    ap.add_argument("--asks", type=int, default=50)
+    ap.add_argument("--runs", type=int, default=7)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="automem-bench-resident-"))
+    root = tmp / "root"
+    root.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTOMEM_")}
+    env.update(HOME=str(tmp / "home"), HERMES_HOME=str(root),
+               PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p))
+    os.environ.update(HOME=env["HOME"], HERMES_HOME=str(root))
+    for k in [k for k in os.environ if k.startswith("AUTOMEM_")]:
+        del os.environ[k]
+    from automem.core import resident
+    from automem.core.memory import Memory, memory_id
+    from automem.core.store import open_store
+    from automem.paths import Location
+
+    loc = Location(root, "default")
+    texts = ["用户养了一只叫Mochi的猫"] + [f"The user noted fact number {i}: item {i * 7} goes to shelf {i % 13}"
+                                     for i in range(args.memories - 1)]
+    now = int(time.time())
+    store = open_store(loc)
+    store.import_memories([Memory(id=memory_id("default", "user", t), text=t, wing="user", profile="default",
+                                  created_at=now, updated_at=now) for t in texts])
+    store.close()
+
+    proc = subprocess.Popen([sys.executable, "-m", "automem.core.resident", "--hermes-home", str(root)], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        started = time.perf_counter()
+        while resident.ask(loc, {"op": "ping"}, timeout=1.0) is None:
+            if proc.poll() is not None or time.perf_counter() - started > 120:
+                raise SystemExit("the resident did not start")
+            time.sleep(0.05)
+        ready_s = time.perf_counter() - started
+        req = {"op": "recall", "query": QUERY, "profile": "default", "scopes": [""], "k": 15,
+               "where": {"room": {"$ne": "kanban"}}}
+        times, misses = [], 0
+        for i in range(args.asks):
+            req["query"] = f"{QUERY} ({i})" if i % 2 else QUERY
+            t = time.perf_counter()
+            reply = resident.ask(loc, req, timeout=5.0)
+            times.append((time.perf_counter() - t) * 1000)
+            misses += reply is None or not reply.get("ok")
+        within = sum(t <= resident.ASK_TIMEOUT_S * 1000 for t in times)
+        status = Path(f"/proc/{proc.pid}/status").read_text()
+        rss = next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS"))
+        hwm = next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM"))
+        log = [json.loads(line) for line in loc.log_file.read_text().splitlines()]
+        cpu = next(r["startup_cpu_s"] for r in log if r["event"] == "resident_started")
+
+        rows = {"with": [], "without": []}
+        for i in range(args.runs * 2):
+            mode = "with" if i % 2 == 0 else "without"
+            e = dict(env)
+            if mode == "without":
+                e["AUTOMEM_RESIDENT"] = "false"
+            t = time.perf_counter()
+            out = subprocess.run([sys.executable, "-c", CHILD, str(root), QUERY], env=e, capture_output=True,
+                                 text=True, timeout=120)
+            wall = (time.perf_counter() - t) * 1000
+            row = json.loads(out.stdout.strip().splitlines()[-1])
+            row["process_wall_ms"] = wall
+            rows[mode].append(row)
+        med = {m: {k: round(statistics.median(r[k] for r in rs), 1) for k in
+                   ("start_ms", "prefetch_ms", "prefetch_cpu_ms", "total_cpu_ms", "process_wall_ms")}
+               for m, rs in rows.items()}
+        for m, rs in rows.items():
+            med[m]["found"] = f"{sum(r['found'] for r in rs)}/{len(rs)}"
+            med[m]["chromadb_imported"] = any(r["chromadb"] for r in rs)
+        print(json.dumps({
+            "memories": args.memories, "load_average": os.getloadavg(),
+            "ask_ms": {"p50": round(pct(times, 0.5), 1), "p95": round(pct(times, 0.95), 1),
+                       "max": round(max(times), 1), "within_timeout": f"{within}/{len(times)}", "failed": misses},
+            "resident": {"ready_s": round(ready_s, 2), "startup_cpu_s": cpu, "rss_mb": round(int(rss) / 1024, 1),
+                         "peak_rss_mb": round(int(hwm) / 1024, 1)},
+            "fresh_process_median": med}, indent=1))
+    finally:
+        proc.kill()
+        proc.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
