@@ -2,7 +2,7 @@
 
 Every `hermes chat -q` and every kanban worker is a fresh process, and importing chromadb and loading the embedding
 model cost about 2.5 s of CPU: far more than Hermes' start path may spend. So a fresh process asks a long-lived
-process that has both loaded already, and falls back to the snapshot's lexical match when none answers in time
+process that has both loaded already, and falls back to the index's keyword match when none answers in time
 (then starts one for the next process).
 
 - `python -m automem.core.resident --hermes-home ROOT` (`serve`): opens the store once, warms the model, answers
@@ -199,6 +199,7 @@ def ensure_started(location: Location, config: Config, *, check: bool = True) ->
             os.utime(stamp, (now, now))
             env = dict(os.environ)
             env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_PARENT), env.get("PYTHONPATH", "")) if p)
+            env.update(SINGLE_THREAD_ENV)
             proc = subprocess.Popen([sys.executable, "-m", "automem.core.resident", "--hermes-home",
                                      str(location.root)], start_new_session=True, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
@@ -533,7 +534,15 @@ def serve(location: Location, config: Config | None = None, idle_s: float | None
         lock.release()
 
 
+# One BLAS thread: the resident embeds one short query at a time, where a second OpenBLAS thread only adds waiting.
+# On the shared 2-core test machine (load 5) the default pool put 10 % of the embeddings at 300 ms and more; with one
+# thread the slowest of 40 took 12 ms. Set before numpy is imported (OpenBLAS reads it when it loads).
+SINGLE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if "numpy" not in sys.modules:
+        os.environ.update(SINGLE_THREAD_ENV)
     parser = argparse.ArgumentParser(prog="python -m automem.core.resident",
                                      description="automem's resident recall process for one Hermes root")
     parser.add_argument("--hermes-home", required=True, help="the Hermes root (the folder that holds profiles/)")
