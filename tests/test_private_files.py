@@ -76,7 +76,7 @@ def test_nothing_under_the_automem_folder_is_readable_by_others_after_a_full_ses
 
     automem = root / "automem"
     names = {p.name for p in automem.rglob("*")}
-    assert {"logs", "spool", "cache", "automem.log.1", "recall.json", "write.lock"} <= names
+    assert {"logs", "spool", "index", "automem.log.1", "recall.sqlite3", "write.lock"} <= names
     if config.chroma_url == "":
         assert {"chroma.sqlite3", "data_level0.bin", "generation"} <= names
     assert readable_by_others(automem) == []

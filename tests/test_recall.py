@@ -1,4 +1,4 @@
-"""Recall for Hermes sessions: the budgeted system-prompt block, the prefetch block and the snapshot they read."""
+"""Recall for Hermes sessions: the budgeted system-prompt block, the prefetch block and the index they read."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from automem.core import recall
+from automem.core import index, recall
 from automem.config import Config
 from automem.paths import Location
 from automem.core.recall import RecallItem
@@ -141,71 +141,87 @@ def test_without_signals_the_block_is_still_newest_first_with_instructions_a_lit
     assert [i.id for i in chosen] == ["m_2", "m_1", "m_4", "m_3"]
 
 
-def test_lexical_prefetch_finds_the_editor_memory_for_the_seed_question():
-    items = [item(1, "用户习惯使用vim编辑器", "user"), item(2, "项目统一使用Python 3.11", "instruction"),
-             item(3, "用户住在上海", "user")]
-    chosen = recall.select_prefetch_lexical(items, "你知道我用什么编辑器吗？", "default", Config())
-    assert [i.id for i in chosen] == ["m_1"]
-    chosen = recall.select_prefetch_lexical(items, "which python version?", "default", Config())
-    assert [i.id for i in chosen] == ["m_2"]
-    assert recall.select_prefetch_lexical(items, "你好", "default", Config()) == []
-    assert recall.select_prefetch_lexical(items, "你知道我用什么编辑器吗？", "default", Config(), exclude=["m_1"]) == []
+def test_keyword_prefetch_finds_the_editor_memory_for_the_seed_question(store, location, config):
+    [vim, py, _] = remember(store, [Candidate("用户习惯使用vim编辑器", "user", "default", room="cli"),
+                                    Candidate("项目统一使用Python 3.11", "instruction", "default", room="cli"),
+                                    Candidate("用户住在上海", "user", "default", room="cli")])
+    chosen = recall.select_prefetch_keyword(location, "你知道我用什么编辑器吗？", "default", config)
+    assert [i.id for i in chosen] == [vim.id]
+    chosen = recall.select_prefetch_keyword(location, "which python version?", "default", config)
+    assert [i.id for i in chosen] == [py.id]
+    assert recall.select_prefetch_keyword(location, "你好", "default", config) == []
+    assert recall.select_prefetch_keyword(location, "你知道我用什么编辑器吗？", "default", config,
+                                          exclude=[vim.id]) == []
 
 
-def test_snapshot_is_written_by_the_store_on_close_and_read_without_opening_chroma(location, config):
+def test_segmentation_reads_chinese_and_english_and_questions_keep_only_topic_words():
+    assert index.segment("用户用vim") == "用 户 用 用户 户用 vim"
+    assert index.query_terms("What editor does the user use?") == ["editor", "user"]
+    assert "编辑" in index.query_terms("你知道我用什么编辑器吗？") and "什么" not in index.query_terms("什么编辑器")
+    assert index.match_expression(['a"b', "c"]) == '"a""b" OR "c"'
+
+
+def test_the_index_is_written_by_every_write_and_read_without_opening_chroma(location, config):
     from automem.core.store import Store
 
     store = Store(location, config)
     remember(store, [Candidate("用户习惯使用vim编辑器", "user", "default", room="cli"),
                      Candidate("日期必须是RFC3339格式", "instruction", "blog-writer", room="cli"),
                      Candidate("用户喜欢暗色主题", "user", "blog-writer", room="cli")])
-    store.close()
-    data = recall.read_cache(location)
-    assert data is not None and recall.cache_is_fresh(location, config, data)
-    assert {m["text"] for m in data["memories"]} == {"用户习惯使用vim编辑器", "日期必须是RFC3339格式", "用户喜欢暗色主题"}
+    # no close(): a long-lived session's writes are readable at once
+    if config.chroma_url:
+        store.ensure_index()  # on a server (other machines write too) the index is a cache its first reader builds
+    assert {i.text for i in index.items(location)} == {"用户习惯使用vim编辑器", "日期必须是RFC3339格式", "用户喜欢暗色主题"}
 
     def no_store():
-        raise AssertionError("a fresh snapshot must not open the store")
+        raise AssertionError("a fresh index must not open the store")
 
     text, ids = recall.system_prompt_block(location, config, open_store=no_store)
     assert "vim" in text and "RFC3339" in text and "暗色" not in text and len(ids) == 2
     other = Location(location.root, "blog-writer")
     text, _ = recall.system_prompt_block(other, config, open_store=no_store)
     assert "暗色" in text and "RFC3339" in text and "vim" not in text
+    store.close()
 
 
 @pytest.mark.embedded_only("freshness follows the embedded store's generation file")
-def test_a_stale_snapshot_is_rebuilt_and_forgotten_memories_leave_it(location, config):
+def test_a_stale_index_is_rebuilt_and_forgotten_memories_leave_it(location, config):
     from automem.core.store import Store
 
     store = Store(location, config)
     [d] = remember(store, [Candidate("用户习惯使用vim编辑器", "user", "default", room="cli")])
     store.close()
     assert "vim" in recall.system_prompt_block(location, config)[0]
-    # Another writer that does not refresh the snapshot (killed before close): the generation moves on.
+    assert index.is_fresh(location, store.generation())
+    # A writer that died between its index half and its Chroma half: the index stays pending, not fresh.
     store = Store(location, config)
+    store._bump_generation = lambda: None  # the write "dies" before its generation moves on
     remember(store, [Candidate("用户住在上海", "user", "default", room="cli")])
-    store._wrote_since_open = False  # simulate a writer that died before close()
     store.close()
-    assert not recall.cache_is_fresh(location, config, recall.read_cache(location))
+    assert not index.is_fresh(location, Store(location, config).generation())
     text, ids = recall.system_prompt_block(location, config)
     assert "上海" in text and "vim" in text
-    assert recall.cache_is_fresh(location, config, recall.read_cache(location))
-    # A forget rewrites the snapshot at once, before the store is closed (a session may stay open for hours).
+    assert index.is_fresh(location, Store(location, config).generation())
+    # A forget removes the words from the index at once, and from every page of its file.
     store = Store(location, config)
     store.forget([d.id])
-    assert recall.cache_is_fresh(location, config, recall.read_cache(location))
+    assert index.is_fresh(location, store.generation())
     assert "vim" not in recall.system_prompt_block(location, config)[0]
-    assert "vim" not in recall.cache_path(location).read_text(encoding="utf-8")
+    assert b"vim" not in index.index_path(location).read_bytes()
     store.close()
 
 
-def test_a_corrupt_snapshot_is_rebuilt(location, config):
-    location.ensure_dirs()
-    recall.cache_path(location).write_text("{not json", encoding="utf-8")
-    assert recall.read_cache(location) is None
-    assert recall.system_prompt_block(location, config) == ("", [])
-    assert json.loads(recall.cache_path(location).read_text(encoding="utf-8"))["version"] == recall.CACHE_VERSION
+def test_a_corrupt_index_is_rebuilt(store, location, config):
+    remember(store, [Candidate("用户习惯使用vim编辑器", "user", "default", room="cli")])
+    index.index_path(location).write_bytes(b"not a database")
+    assert "vim" in recall.system_prompt_block(location, config, open_store=lambda: store)[0]
+    assert index.is_fresh(location, store.generation() if store.backend == "embedded" else None)
+
+
+def test_a_store_from_an_older_automem_gets_its_index_on_first_read(store, location, config):
+    remember(store, [Candidate("用户习惯使用vim编辑器", "user", "default", room="cli")])
+    index.index_path(location).unlink()
+    assert "vim" in recall.system_prompt_block(location, config, open_store=lambda: store)[0]
 
 
 def test_vector_prefetch_with_a_warm_store(store, location, config):

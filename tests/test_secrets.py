@@ -149,7 +149,7 @@ def check_no_leaks(root: Path, llm: FakeLLM, tmp_path: Path, capsys, min_lookali
     kept = set(stored) & {normalise(e["text"]) for e in LOOKALIKES}
     assert len(kept) >= min_lookalikes, f"only {len(kept)} look-alikes stored: the pipeline must have run"
     files = {p.relative_to(root).parts[1] for p in root.rglob("*") if p.is_file() and len(p.relative_to(root).parts) > 1}
-    assert {"chroma", "cache", "logs"} <= files  # the store, the snapshot and the log were written and searched
+    assert {"chroma", "index", "logs"} <= files  # the store, the recall index and the log were written and searched
 
 
 def configure(root: Path, cfg: Config, backend: str) -> None:

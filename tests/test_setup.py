@@ -231,7 +231,7 @@ def test_plugin_manifest_declares_the_pip_dependency_and_the_version():
 
 
 # -- status ---------------------------------------------------------------------------------------------------
-def test_status_figures_from_the_snapshot_spool_and_log(tmp_path):
+def test_status_figures_from_the_index_spool_and_log(tmp_path):
     from automem.core.store import Store
     from automem.core.write_path import Candidate, remember
     from automem.extract.spool import Job, enqueue_job, move_to_dead
@@ -250,7 +250,7 @@ def test_status_figures_from_the_snapshot_spool_and_log(tmp_path):
                          Candidate("这个群每周五发周报", "instruction", "default", room="cli",
                                    scope="chat:telegram:-100")])
     finally:
-        store.close()  # refreshes the snapshot the status reads
+        store.close()
     enqueue_job(loc, Job("j_pending", "default", [["user", "hi"], ["assistant", "hello"]], created_at=time.time()))
     dead = Job("j_dead", "default", [["user", "x"], ["assistant", "y"]], created_at=time.time())
     enqueue_job(loc, dead)
@@ -266,23 +266,26 @@ def test_status_figures_from_the_snapshot_spool_and_log(tmp_path):
     assert out["spool"].startswith("1 pending") and out["dead jobs"].startswith("1 (fix the cause")
     assert "done: 2 candidates → 1 new, 1 duplicate (openai glm-4-flash)" in out["last extraction"]
     assert out["store"] == f"{loc.chroma_dir} (embedded ChromaDB)"
-    assert "memories as of" not in out  # the snapshot is fresh
+    assert "memories as of" not in out  # the index is fresh
 
 
-def test_status_counts_beyond_the_snapshots_memories_and_says_when_it_is_stale(tmp_path):
-    from automem.core.snapshot import CACHE_PER_GROUP, CACHE_VERSION, write_cache
+def test_status_counts_every_memory_from_the_index_and_says_when_it_is_stale(tmp_path):
+    from automem.core.memory import Memory, memory_id
+    from automem.core.store import Store
 
     root = hermes_root(tmp_path)
     loc = Location(root, "default")
     assert memory_counts(loc, Config()) is None and "none yet" in status_config(root)["memories"]
-    write_cache(loc, {"version": CACHE_VERSION, "backend": "embedded", "generation": 7, "built_at": time.time(),
-                      "memories": [], "counts": {"owner": {"default": {"user": 5000}}, "others": {}}})
+    store = Store(loc, Config())
+    try:
+        store.import_memories([Memory(id=memory_id("default", "user", f"fact {i}"), text=f"The user's fact number {i}",
+                                      wing="user", profile="default", room="import") for i in range(250)])
+    finally:
+        store.close()
     out = status_config(root)
-    assert out["memories (own)"].startswith("user 5000,") and "memories as of" in out  # generation 0 != 7
-    old = [{"id": f"m{i}", "text": "t", "wing": "user", "profile": "default"} for i in range(CACHE_PER_GROUP)]
-    write_cache(loc, {"version": CACHE_VERSION, "backend": "embedded", "generation": 0, "built_at": 0,
-                      "memories": old})
-    assert status_config(root)["memories (own)"].startswith(f"user {CACHE_PER_GROUP}+")  # at least that many
+    assert out["memories (own)"].startswith("user 250,") and "memories as of" not in out  # all, not the newest
+    (loc.automem_dir / "generation").write_text("999")  # a writer elsewhere moved on; its index half is missing
+    assert "memories as of" in status_config(root)
 
 
 def test_status_imports_neither_chromadb_nor_the_model(tmp_path):

@@ -1,4 +1,4 @@
-"""Recall ranking: vector distance, then a re-rank by what the question and the memory say in common.
+"""Recall ranking: the vector and keyword halves fused (`fuse`), with what the question and the memory say in common.
 
 The embedding alone misses some cross-language pairs ("持续集成" vs "CI pipeline", "阅读量" vs "readers"). The
 write path's text analysis (`automem.core.dedup.analyse`) maps both languages onto shared concepts and values, so a
@@ -8,7 +8,7 @@ memory that shares the question's concepts moves up. Plain functions; the store 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Sequence, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -40,3 +40,54 @@ def rerank(query: str, hits: Sequence[tuple[T, float]], text_of, k: int, weight:
               for i, (item, dist) in enumerate(hits)]
     scored.sort(key=lambda s: (s[0], s[1]))
     return [(item, dist) for _, _, item, dist in scored[:k]]
+
+
+def fuse(query: str, vector_hits: Sequence[tuple[T, float]], keyword_hits: Sequence[tuple[T, float, float]],
+         id_of, text_of, k: int, keyword_weight: float, concept_weight: float,
+         coverage: Callable[[str], float] | None = None) -> list[tuple[T, float]]:
+    """Hybrid ranking: the `k` best of the vector hits ((item, cosine distance)) and the keyword hits ((item, BM25
+    score, cosine distance)) by
+
+        (1 - distance) + keyword_weight * bm25 / best bm25 * coverage + concept_weight * query_overlap,
+
+    where coverage is the share of the question's term weight (idf) the memory holds (1 when not given): the
+    best BM25 match alone always scores 1, even when it shares one weak word with the question.
+
+    The embedding finds paraphrases and the other language; BM25 finds the rare word a long English chat hangs on
+    (a name, a place, "pottery"), which a 2019 multilingual encoder blurs; the shared concepts bridge the two
+    languages' words for one thing. Scores are on comparable scales (similarity and overlap in 0..1, BM25
+    divided by the query's best), so a weight reads as "how much one full match is worth". Returned with their
+    cosine distances, so callers' distance cut-offs keep their meaning."""
+    best = max((s for _, s, _ in keyword_hits), default=0.0)
+    cands: dict[str, list] = {}
+    for item, dist in vector_hits:
+        cands[id_of(item)] = [item, float(dist), 0.0]
+    for item, score, dist in keyword_hits:
+        entry = cands.setdefault(id_of(item), [item, float(dist), 0.0])
+        entry[2] = score / best if best > 0 else 0.0
+    scored = []
+    for order, (item, dist, kw) in enumerate(cands.values()):
+        if kw and coverage is not None:
+            kw *= coverage(text_of(item))
+        s = (1.0 - dist) + keyword_weight * kw
+        if concept_weight > 0:
+            s += concept_weight * query_overlap(query, text_of(item))
+        scored.append((-s, order, item, dist))
+    scored.sort(key=lambda r: (r[0], r[1]))
+    return [(item, dist) for _, _, item, dist in scored[:k]]
+
+
+def keyword_rank(query: str, keyword_hits: Sequence[tuple[T, float]], text_of, k: int,
+                 concept_weight: float, coverage: Callable[[str], float] | None = None) -> list[tuple[T, float]]:
+    """Without the embedding model (a fresh process's first turn): the keyword hits ((item, BM25 score)) by
+    bm25 / best bm25 * coverage + concept_weight * query_overlap; returned as (item, that score)."""
+    best = max((s for _, s in keyword_hits), default=0.0)
+    scored = []
+    for order, (item, score) in enumerate(keyword_hits):
+        kw = score / best if best > 0 else 0.0
+        if coverage is not None:
+            kw *= coverage(text_of(item))
+        s = kw + concept_weight * query_overlap(query, text_of(item))
+        scored.append((-s, order, item))
+    scored.sort(key=lambda r: (r[0], r[1]))
+    return [(item, -neg) for neg, _, item in scored[:k]]

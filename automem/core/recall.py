@@ -1,73 +1,77 @@
 """Budgeted recall for a Hermes session: the system-prompt block and the per-turn prefetch block.
 
 Hermes asks for both on the start path of every `hermes chat`, where importing chromadb and loading the embedding
-model (about 2.5 s of CPU together) would cost more than the whole overhead budget. So recall reads a small JSON
-snapshot of the active memories (`automem.core.snapshot`), stamped with the store's write generation:
-- a store that wrote refreshes the snapshot when it closes;
-- a reader that finds the snapshot stale (another generation) rebuilds it once, opening the store;
-- per-turn relevance without the model is a cheap lexical overlap; with a warm store (long-lived processes, after
-  the first turn) it is the real vector search.
+model (about 2.5 s of CPU together) would cost more than the whole overhead budget. So recall reads the recall
+index (`automem.core.index`: SQLite with a keyword index, kept current by every write):
+- the system block ranks the visible persona and instruction memories by what matters (`block_order`);
+- per-turn relevance is the hybrid ranking of `automem.core.ranking` with a warm store (long-lived processes, or
+  the resident recall process, `automem.core.resident`), else the keyword half of it from the index alone;
+- a reader that finds the index stale (another generation, a write that died half-way, a store from an older
+  automem) rebuilds it once, opening the store.
 
 Every block is wrapped in `RECALL_MARKER` ... `RECALL_END` (`automem.text`), so the extraction pipeline
-drops recalled context instead of storing it again. The selection and formatting functions are plain and testable without ChromaDB.
+drops recalled context instead of storing it again. The selection and formatting functions are plain and testable
+without ChromaDB.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import time
-import unicodedata
 from typing import Any, Callable, Iterable, Sequence
 
 from ..config import Config
 from ..paths import Location
 from ..text import neutralise_fences, recall_block  # recalled context is never extracted again
-from .visibility import OWNER
+from . import index
+from .index import RecallItem, newest_first  # noqa: F401 - part of this module's interface
+from .visibility import OWNER, visible_where
 from .visibility import is_visible as _is_visible
-from .snapshot import (CACHE_VERSION, RecallItem, cache_is_fresh, cache_path, newest_first,  # noqa: F401
-                       read_cache, read_generation, refresh_cache, snapshot_items, write_cache)
 
 BLOCK_WINGS = ("user", "instruction")  # the system-prompt block: persona and instruction memories
 
 
-# -- the snapshot (automem.core.snapshot) -------------------------------------------------------------------------
-def load_items(location: Location, config: Config, open_store: Callable[[], Any] | None = None) -> list[RecallItem]:
-    """The snapshot's memories, rebuilt first when it is stale (`open_store` gives the store to rebuild from)."""
-    data = read_cache(location)
-    if not cache_is_fresh(location, config, data) and not config.chroma_url and read_generation(location) == 0 \
-            and not (location.chroma_dir / "chroma.sqlite3").exists():
-        # nothing was ever stored here: no need to open Chroma to learn that
-        data = {"version": CACHE_VERSION, "backend": "embedded", "generation": 0, "built_at": time.time(),
-                "memories": [], "counts": {"owner": {}, "others": {}}}
-        try:
-            write_cache(location, data)
-        except OSError:
-            pass
-    elif not cache_is_fresh(location, config, data):
-        if open_store is None:
-            from .store import open_store as _open
+# -- the index (automem.core.index) ---------------------------------------------------------------------------
+def _generation(location: Location, config: Config) -> int | None:
+    if config.chroma_url:
+        return None
+    try:
+        with open(location.automem_dir / "generation", encoding="ascii") as fh:
+            return int(fh.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
 
-            store = _open(location, config)
-            try:
-                data = refresh_cache(store)
-            finally:
-                store.close()
-        else:
-            data = refresh_cache(open_store())
-    items = []
-    for raw in data.get("memories", []):
+
+def ensure_index(location: Location, config: Config, open_store: Callable[[], Any] | None = None) -> None:
+    """Make the index reflect the store, rebuilding it (once, opening the store) when it does not."""
+    gen = _generation(location, config)
+    if index.is_fresh(location, gen):
+        return
+    if gen == 0 and not (location.chroma_dir / "chroma.sqlite3").exists():
+        return  # nothing was ever stored here: no need to open Chroma to learn that
+    if open_store is None:
+        from .store import open_store as _open
+
+        store = _open(location, config)
         try:
-            items.append(RecallItem(**{k: raw[k] for k in raw if k in RecallItem.__dataclass_fields__}))
-        except TypeError:
-            continue
-    return items
+            store.ensure_index()
+        finally:
+            store.close()
+    else:
+        open_store().ensure_index()
+
+
+def load_items(location: Location, config: Config, open_store: Callable[[], Any] | None = None,
+               where: dict | None = None) -> list[RecallItem]:
+    """The index's memories passing `where` (all active ones by default), rebuilt first when it is stale."""
+    ensure_index(location, config, open_store)
+    return index.items(location, where)
 
 
 # -- selection (plain functions) -----------------------------------------------------------------------------------
 def is_visible(item: RecallItem, profile: str, shared_wings: Sequence[str],
                scopes: Sequence[str] = (OWNER,)) -> bool:
-    """The store's visibility rule (automem.core.visibility) for one snapshot item."""
+    """The store's visibility rule (automem.core.visibility) for one index item."""
     meta = {"status": "active", "profile": item.profile, "wing": item.wing, "scope": item.scope}
     return _is_visible(meta, profile, shared_wings, scopes=tuple(scopes))
 
@@ -119,7 +123,7 @@ RECENCY_HALF_LIFE_S = 30 * 86400  # the age at which the recency term is 1/2 (hy
 
 
 def signal(item: RecallItem, name: str) -> int:
-    """A ranking signal of `item` (pinned, restated, recalled), 0 when the snapshot does not carry it."""
+    """A ranking signal of `item` (pinned, restated, recalled), 0 when not set."""
     try:
         return max(0, int(getattr(item, name, 0) or 0))
     except (TypeError, ValueError):
@@ -186,48 +190,39 @@ def format_prefetch(items: Sequence[RecallItem], profile: str) -> str:
     return recall_block("\n".join(lines))
 
 
-# -- lexical relevance (no model) ----------------------------------------------------------------------------------
-_LATIN = re.compile(r"[a-z0-9][a-z0-9._+#-]*")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
-# Bigrams that carry no topic: questions and pronouns ("你知道我用什么...") would otherwise match everything.
-_STOP = frozenset("""你知 知道 道我 我用 用什 什么 么样 吗？ 是什 怎么 我们 你们 他们 一个 这个 那个 可以 就是 还是 的是 了吗 我的
-用户 现在 以后 不要 告诉 记得 记住""".split())
-_STOP_LATIN = frozenset("""a an the i you we he she it is are was be do does did what which who how why when where my your
-our to of in on for and or not no with me know use uses using about please tell""".split())
+# -- keyword relevance (no model) ------------------------------------------------------------------------------
+MIN_KEYWORD_SHARE = 0.15  # of the question's terms, for a memory found without the model to be shown
 
 
-def terms(text: str) -> set[str]:
-    """Latin words and CJK character bigrams (a single CJK character stands for itself)."""
-    text = unicodedata.normalize("NFKC", text).lower()
-    out = {w.strip("._+-") for w in _LATIN.findall(text)}
-    out = {w for w in out if w and w not in _STOP_LATIN}
-    for run in _CJK.findall(text):
-        if len(run) == 1:
-            out.add(run)
-        out.update(b for b in (run[i:i + 2] for i in range(len(run) - 1)) if b not in _STOP)
-    return out
-
-
-def lexical_score(query_terms: set[str], text: str) -> float:
-    """Share of the query's terms found in the memory (0..1); 0 unless two terms or one Latin word match."""
-    if not query_terms:
+def keyword_share(query: str, text: str) -> float:
+    """Share of the question's topic terms (`automem.core.index.query_terms`) that `text` holds (0..1); 0 unless
+    two terms match or one Latin word does (one shared Chinese character is no evidence)."""
+    q = index.query_terms(query)
+    if not q:
         return 0.0
-    shared = query_terms & terms(text)
-    if not shared or (len(shared) < 2 and not any(_LATIN.fullmatch(t) for t in shared)):
+    have = set(index.query_terms(text))
+    shared = [t for t in q if t in have]
+    if not shared or (len(shared) < 2 and not any(t.isascii() and len(t) > 2 for t in shared)):
         return 0.0
-    return len(shared) / len(query_terms)
+    return len(shared) / len(q)
 
 
-def select_prefetch_lexical(items: Iterable[RecallItem], query: str, profile: str, config: Config,
-                            exclude: Iterable[str] = (), min_score: float = 0.15,
-                            scopes: Sequence[str] = (OWNER,)) -> list[RecallItem]:
-    q = terms(query)
+def select_prefetch_keyword(location: Location, query: str, profile: str, config: Config,
+                            exclude: Iterable[str] = (), scopes: Sequence[str] = (OWNER,),
+                            where: dict | None = None) -> list[RecallItem]:
+    """The first turn of a fresh process, without the embedding model: the index's keyword matches, ranked by
+    BM25 and shared concepts (`automem.core.ranking.keyword_rank`), those sharing too little left out."""
+    from .ranking import keyword_rank
+
     skip = set(exclude)
-    shared = list(config.shared_wings)
-    scored = [(lexical_score(q, i.text), i) for i in items
-              if i.id not in skip and is_visible(i, profile, shared, scopes)]
-    ranked = [i for s, i in sorted(scored, key=lambda p: (-p[0], *newest_first(p[1]))) if s >= min_score]
-    return fit_budget(ranked, profile, config.recall_max_items, config.recall_max_chars)
+    flt = visible_where(profile, config.shared_wings, extra=where, scopes=scopes)
+    pool = max(config.recall_pool, config.recall_max_items)
+    hits = [(i, s) for i, s in index.keyword_hits(location, query, flt, limit=pool + len(skip)) if i.id not in skip]
+    weights = index.term_weights(location, query, flt) if hits else {}
+    ranked = keyword_rank(query, hits, lambda i: i.text, pool, config.recall_rerank_weight,
+                          coverage=lambda text: index.coverage(weights, text))
+    chosen = [i for i, _ in ranked if keyword_share(query, i.text) >= MIN_KEYWORD_SHARE]
+    return fit_budget(chosen, profile, config.recall_max_items, config.recall_max_chars)
 
 
 def select_prefetch_vector(hits: Iterable[tuple[Any, float]], profile: str, config: Config,
@@ -235,7 +230,8 @@ def select_prefetch_vector(hits: Iterable[tuple[Any, float]], profile: str, conf
     """Store search hits (nearest first) within `prefetch_max_distance` and the budget."""
     skip = set(exclude)
     items = [RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room,
-                        m.scope) for m, dist in hits if dist <= config.prefetch_max_distance and m.id not in skip]
+                        m.scope, int(getattr(m, "pinned", 0) or 0), int(getattr(m, "restated", 0) or 0))
+             for m, dist in hits if dist <= config.prefetch_max_distance and m.id not in skip]
     return fit_budget(items, profile, config.recall_max_items, config.recall_max_chars)
 
 
@@ -243,7 +239,9 @@ def select_prefetch_vector(hits: Iterable[tuple[Any, float]], profile: str, conf
 def system_prompt_block(location: Location, config: Config, open_store: Callable[[], Any] | None = None,
                         scopes: Sequence[str] = (OWNER,)) -> tuple[str, list[str]]:
     """(block text, ids shown) for the session's system prompt, as the reader speaking for `scopes` may see it."""
-    items = select_block(load_items(location, config, open_store), location.profile, config, scopes)
+    ensure_index(location, config, open_store)
+    where = visible_where(location.profile, config.shared_wings, wings=BLOCK_WINGS, scopes=scopes)
+    items = select_block(index.block_candidates(location, where), location.profile, config, scopes)
     return format_block(items, location.profile), [i.id for i in items]
 
 
@@ -252,7 +250,7 @@ TASK_ROOM = "kanban"
 
 def prefetch_block(location: Location, config: Config, query: str, *, store=None,
                    exclude: Iterable[str] = (), scopes: Sequence[str] = (OWNER,)) -> tuple[str, list[str]]:
-    """(block text, ids shown) relevant to `query`: vector search with a warm `store`, else lexical.
+    """(block text, ids shown) relevant to `query`: the hybrid ranking with a warm `store`, else its keyword half.
 
     Kanban task records are left out: a worker's query is only "work kanban task t_…", which would match every
     task record on the word "kanban"; past tasks reach workers through the relevance-ranked kanban block."""
@@ -263,6 +261,8 @@ def prefetch_block(location: Location, config: Config, query: str, *, store=None
                             where={"room": {"$ne": TASK_ROOM}}, scopes=scopes)
         items = select_prefetch_vector(hits, location.profile, config, exclude)
     else:
-        items = select_prefetch_lexical([i for i in load_items(location, config) if i.room != TASK_ROOM], query,
-                                        location.profile, config, exclude, scopes=scopes)
+        ensure_index(location, config)
+        items = select_prefetch_keyword(location, query, location.profile, config, exclude, scopes,
+                                        where={"room": {"$ne": TASK_ROOM}})
+    index.note_recalled(location, [i.id for i in items])
     return format_prefetch(items, location.profile), [i.id for i in items]

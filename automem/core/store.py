@@ -8,7 +8,7 @@ Two facts shape this module:
   decides duplicate / update / new runs under that same lock.
 
 Forgetting removes: `forget` is the one place that deletes a memory, everywhere the store keeps it (the record and
-its vector, Chroma's log and free pages, the recall snapshot, log lines, spool copies; see `automem.core.erase`),
+its vector, Chroma's log and free pages, the recall index, log lines, spool copies; see `automem.core.erase`),
 and leaves a tombstone in the collection `forgotten`: the id and a hash of the text, no words. Automatic sources
 consult it (`forgotten_among`), so an old transcript cannot bring the memory back; an explicit add clears it.
 """
@@ -52,7 +52,6 @@ class Store:
         self._thread_lock = threading.RLock()
         self._file_lock: Any = None
         self._lock_depth = 0
-        self._wrote_since_open = False  # close() then refreshes the recall snapshot (automem.core.recall)
         if self.backend == "embedded":
             location.ensure_dirs()
 
@@ -71,8 +70,12 @@ class Store:
 
     def _bump_generation(self) -> None:
         # Called under the write lock. Atomic replace: readers without the lock never see a torn number.
-        write_private(Path(self._generation_file), str(self.generation() + 1))
-        self._seen_generation = self.generation()
+        old = self.generation()
+        write_private(Path(self._generation_file), str(old + 1))
+        self._seen_generation = old + 1
+        from . import index
+
+        index.advance(self.location, old, old + 1)
 
     def _make_client(self) -> Any:
         try:
@@ -170,17 +173,38 @@ class Store:
 
     def close(self) -> None:
         with self._thread_lock:
-            if self._wrote_since_open and self._collection is not None:
-                self._wrote_since_open = False
-                try:  # keeps Hermes' start path off Chroma: recall reads this snapshot instead
-                    from .snapshot import refresh_cache
-
-                    refresh_cache(self)
-                except Exception as exc:  # a stale snapshot is rebuilt by its next reader
-                    from ..log import log_event
-
-                    log_event(self.location, "recall_cache_failed", error=f"{exc.__class__.__name__}: {exc}")
             self._close_client()
+
+    # -- the recall index (automem.core.index): kept current by every write, rebuilt when found stale ----------
+    def _index(self, put: Sequence[Memory] = (), drop: Sequence[str] = ()) -> None:
+        """The index's half of a write (under the write lock, before Chroma's half)."""
+        from . import index
+
+        try:
+            index.apply(self.location, put, drop, generation=self.generation() if self.backend == "embedded" else None)
+        except Exception as exc:  # noqa: BLE001 - the index is derived: its next reader rebuilds it
+            from ..log import log_event
+
+            log_event(self.location, "index_write_failed", error=f"{exc.__class__.__name__}: {exc}")
+            try:
+                index.mark_stale(self.location)
+            except Exception:  # noqa: BLE001
+                pass
+
+    def ensure_index(self) -> bool:
+        """Rebuild the recall index from the store when it does not reflect it. Returns whether it rebuilt."""
+        from . import index
+
+        gen = self.generation() if self.backend == "embedded" else None
+        if index.is_fresh(self.location, gen):
+            return False
+        with self.lock():
+            gen = self.generation() if self.backend == "embedded" else None
+            if index.is_fresh(self.location, gen):
+                return False
+            index.rebuild(self.location, self.iter_records(where={"status": "active"}),
+                          str(gen) if gen is not None else "server")
+        return True
 
     def __enter__(self) -> "Store":
         return self
@@ -221,7 +245,6 @@ class Store:
         return self._file_lock
 
     def _wrote(self) -> None:
-        self._wrote_since_open = True
         if self.backend == "embedded":
             self._bump_generation()
             self._tidy_files()
@@ -297,13 +320,53 @@ class Store:
     def recall(self, query: str, *, k: int = 5, profile: str | None = None, wing: str | None = None,
                wings: Iterable[str] | None = None, where: dict | None = None,
                scopes: Sequence[str] | None = (OWNER,)) -> list[tuple[Memory, float]]:
-        """What a person asking `query` should be shown: `search` over a wider pool, re-ranked by shared concepts
-        (`automem.core.ranking`). The write path keeps using plain `search`: its decisions are about distance."""
-        from .ranking import rerank
+        """What a person asking `query` should be shown: the nearest memories and the recall index's keyword
+        matches, fused and re-ranked by shared concepts (`automem.core.ranking.fuse`). The one ranking of search,
+        prefetch, the tools and kanban recall. The write path keeps using plain `search`: its decisions are about
+        distance."""
+        from . import index
+        from .ranking import fuse
 
+        if not query or not query.strip():
+            return []
         pool = max(self.config.recall_pool, k)
-        hits = self.search(query, k=pool, profile=profile, wing=wing, wings=wings, where=where, scopes=scopes)
-        return rerank(query, hits, lambda m: m.text, k, self.config.recall_rerank_weight)
+        embedding = self.embed([query])[0]
+        vector_hits = self.search(embedding=embedding, k=pool, profile=profile, wing=wing, wings=wings, where=where,
+                                  scopes=scopes)
+        keyword_hits: list[tuple[Memory, float, float]] = []
+        if self.config.recall_keyword_weight > 0:
+            try:
+                self.ensure_index()
+                flt = self.where(profile, wing=wing, wings=wings, extra=where, scopes=scopes)
+                found = index.keyword_hits(self.location, query, flt, limit=pool)
+                weights = index.term_weights(self.location, query, flt) if found else {}
+            except (ValueError, AutomemError):
+                found, weights = [], {}  # a filter the index cannot express, or no index: the vector half alone
+            keyword_hits = self._with_distances(found, embedding, {m.id: d for m, d in vector_hits})
+        else:
+            weights = {}
+        return fuse(query, vector_hits, keyword_hits, lambda m: m.id, lambda m: m.text, k,
+                    self.config.recall_keyword_weight, self.config.recall_rerank_weight,
+                    coverage=lambda text: index.coverage(weights, text))
+
+    def _with_distances(self, found, embedding, known: dict[str, float]) -> list[tuple[Memory, float, float]]:
+        """Keyword hits (index items, BM25) as (memory, BM25, cosine distance to `embedding`)."""
+        import numpy as np
+
+        missing = [item.id for item, _ in found if item.id not in known]
+        records: dict[str, Memory] = {}
+        dists = dict(known)
+        if found:
+            with self._thread_lock:
+                res = self._read("read", lambda: self.collection.get(
+                    ids=[item.id for item, _ in found], include=["documents", "metadatas", "embeddings"]))
+            q = np.asarray(embedding, dtype=np.float32)
+            for i, d, m, e in zip(res["ids"], res["documents"], res["metadatas"], res["embeddings"]):
+                records[i] = Memory.from_record(i, d, m)
+                if i in missing:
+                    dists[i] = float(1.0 - float(np.dot(q, np.asarray(e, dtype=np.float32))))
+        return [(records[item.id], score, dists[item.id]) for item, score in found
+                if item.id in records and records[item.id].status == "active"]
 
     def get(self, ids: Sequence[str]) -> list[Memory]:
         """Memories by id, whatever their status, in the order asked (missing ids are left out)."""
@@ -363,6 +426,7 @@ class Store:
                 # rewritten by the later copy. Stored ids are replaced on purpose (restoring a forgotten memory,
                 # import), so they are upserted.
                 present = set(self._collection.get(ids=[m.id for m in memories], include=[])["ids"])
+                self._index(put=memories)
                 fresh = [i for i, m in enumerate(memories) if m.id not in present]
                 stored = [i for i, m in enumerate(memories) if m.id in present]
                 for rows, write in ((fresh, self._collection.add), (stored, self._collection.upsert)):
@@ -394,6 +458,7 @@ class Store:
                 keep = [m for m in memories
                         if m.id in stored and _STATUS_RANK.get(m.status, 0) >= _STATUS_RANK.get(stored[m.id], 0)]
                 if keep:
+                    self._index(put=keep)
                     self._collection.update(ids=[m.id for m in keep], metadatas=[m.metadata() for m in keep])
                 if len(keep) < len(memories):
                     from ..log import log_event
@@ -419,7 +484,7 @@ class Store:
         """Forget memories for good. Returns the ids forgotten now (an id already forgotten is not among them).
 
         This is the one method that deletes a memory. Everywhere the store keeps it: the record (text, vector,
-        metadata), Chroma's log rows and free pages (embedded), the recall snapshot; then the words go from the
+        metadata), Chroma's log rows and free pages (embedded), the recall index; then the words go from the
         log, the spool and the caches (`automem.core.erase`). A tombstone without the words stays (`forgotten_among`).
         """
         now = int(now if now is not None else time.time())
@@ -432,6 +497,7 @@ class Store:
                 self._tombstone_collection(create=True).upsert(
                     ids=[m.id for m in gone], embeddings=[list(_TOMBSTONE_VECTOR) for _ in gone],
                     metadatas=[tombstone_metadata(m, now) for m in gone])
+                self._index(drop=[m.id for m in gone])
                 self._collection.delete(ids=[m.id for m in gone])
             except AutomemError:
                 raise
@@ -451,13 +517,12 @@ class Store:
 
     def _erase_copies(self, gone: Sequence[Memory]) -> None:
         """Everything but the record itself (called by `forget`, under the write lock)."""
-        from . import erase
-        from .snapshot import refresh_cache
+        from . import erase, index
 
         if self.backend == "embedded":
             self._close_client()  # VACUUM needs this process's connections closed
             erase.purge_chroma(self.location.chroma_dir, [m.id for m in gone])
-        refresh_cache(self)  # now, not at close: a long-lived session may keep the store open for hours
+        index.purge(self.location)  # no page of the keyword index keeps the words
         erase.scrub_files(self.location, [m.text for m in gone])
 
     def _tombstone_collection(self, create: bool = False) -> Any:

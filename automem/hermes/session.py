@@ -5,8 +5,9 @@ imports no Hermes code and runs without Hermes. Hermes calls `initialize`, `syst
 `prefetch` on the start path of every `hermes chat`, so nothing here imports chromadb or loads the embedding model
 until a tool call, a mirror write or a warm-up needs the store (see `automem.core.recall` for how recall avoids it).
 
-Costs on the start path (measured by scripts/bench_hermes_overhead.py): config read, one small JSON snapshot
-read, a lexical match. Session end writes one spool file and starts a detached drainer process.
+Costs on the start path (measured by scripts/bench_hermes_overhead.py): config read, a few reads of the recall
+index (SQLite), one question to the resident recall process (or, when none answers, a keyword match in the
+index). Session end writes one spool file and starts a detached drainer process.
 """
 
 from __future__ import annotations
@@ -508,7 +509,7 @@ class HermesSession:
         with self._store_lock:
             store, self._store = self._store, None
         if store is not None:
-            store.close()  # refreshes the recall snapshot when this session wrote
+            store.close()
 
 
 # -- the process-wide registry both plugin roles share (automem's modules are imported once per process) ---------

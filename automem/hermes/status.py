@@ -1,7 +1,7 @@
 """What `hermes memory status` shows of automem (the provider's `get_status_config`).
 
 Settings, memories per wing (the profile's own and the shared ones of other profiles), the spool, the last
-extraction and the store. Everything comes from small files: config.yaml, the recall snapshot, the spool folders
+extraction and the store. Everything comes from small files: config.yaml, the recall index (SQLite, read-only), the spool folders
 and the tail of automem.log. Nothing here imports chromadb or the embedding model, and nothing is written (but an
 unreadable job file goes to dead/, as with every reader of the spool).
 """
@@ -16,7 +16,7 @@ from ..config import Config, load_config
 from ..errors import AutomemError
 from ..paths import Location
 from ..core.memory import WINGS
-from ..core.snapshot import CACHE_PER_GROUP, cache_is_fresh, read_cache
+from ..core import index
 from ..extract.spool import spool_stats
 
 LOG_TAIL_BYTES = 256 * 1024  # the last extraction is near the end; a long log is not read whole
@@ -60,29 +60,29 @@ def describe_backend(cfg: Config) -> dict:
 # -- memories ------------------------------------------------------------------------------------------------------
 def memory_counts(loc: Location, cfg: Config) -> dict | None:
     """{"owner": {profile: {wing: n}}, "others": {profile: {"memories": n, "scopes": k}}, "capped", "fresh",
-    "built_at"} from the recall snapshot; None when there is none yet. The one place that knows how the snapshot
-    keeps its figures."""
-    data = read_cache(loc)
-    if data is None:
+    "built_at"} from the recall index; None when there is none yet."""
+    stamp, built_at = index.stamp_of(loc)
+    if not stamp:
         return None
-    counts = data.get("counts")
-    capped = False
-    if not isinstance(counts, dict) or not isinstance(counts.get("owner"), dict):
-        counts = {"owner": {}, "others": {}}  # a snapshot without figures: count the memories it keeps
-        for raw in data.get("memories") or []:
-            if isinstance(raw, dict) and not raw.get("scope"):
-                per_wing = counts["owner"].setdefault(str(raw.get("profile")), {})
-                per_wing[str(raw.get("wing"))] = per_wing.get(str(raw.get("wing")), 0) + 1
-        capped = any(n >= CACHE_PER_GROUP for wings in counts["owner"].values() for n in wings.values())
-    return {"owner": counts["owner"], "others": counts.get("others") or {}, "capped": capped,
-            "fresh": cache_is_fresh(loc, cfg, data), "built_at": float(data.get("built_at") or 0)}
+    counts = index.counts(loc)
+    gen = None if cfg.chroma_url else _generation(loc)
+    return {"owner": counts["owner"], "others": counts["others"], "capped": False,
+            "fresh": index.is_fresh(loc, gen), "built_at": built_at}
+
+
+def _generation(loc: Location) -> int:
+    try:
+        with open(loc.automem_dir / "generation", encoding="ascii") as fh:
+            return int(fh.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
 
 
 def describe_memories(loc: Location, cfg: Config, snap: dict | None) -> dict:
     """The owner's view (what `hermes chat` of this profile recalls from): its own memories, the shared wings of
     other profiles; and how many memories gateway users and chats of this profile have (numbers only)."""
     if snap is None:
-        return {"memories": "none yet (no snapshot: nothing was stored, or no session ran since)"}
+        return {"memories": "none yet (no recall index: nothing was stored, or no session ran since)"}
     owner = snap["owner"]
     plus = "+" if snap["capped"] else ""
     own = owner.get(loc.profile, {})

@@ -1,0 +1,513 @@
+"""The recall index: what recall reads without Chroma or the embedding model.
+
+`<root>/automem/index/recall.sqlite3` (stdlib sqlite3) holds one row per active memory (its text and the metadata
+recall ranks and filters by) and an FTS5 keyword index over its words. FTS5 splits text on spaces and punctuation,
+which Chinese does not have, so text is segmented first (`segment`): every CJK run becomes its characters and
+their bigrams, Latin words stay words (Porter-stemmed by FTS5).
+
+The store keeps the index current in the same write, under the write lock (`apply`): no write ever reads the
+whole store back, so a write costs the same at 100,000 memories as at 100. Rows are written before Chroma's and
+stamped with the generation the write is about to have; a write that dies half-way leaves the stamp and the
+store's generation file apart, and the next reader rebuilds the index once (`rebuild`), as it does for a store
+that has no index yet. On a Chroma server (no generation file; other machines write too) the index is a cache
+rebuilt when older than `SERVER_TTL_S`.
+
+How often a memory was recalled is kept here only (`recalled`), in a table a rebuild keeps.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sqlite3
+import time
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from ..paths import Location, ensure_private_dir, make_private, sqlite_ro_uri
+from .memory import CATEGORY_OF_WING
+
+INDEX_VERSION = "1"
+INDEX_NAME = "recall.sqlite3"
+SERVER_TTL_S = 60.0
+_COLUMNS = ("id", "text", "wing", "profile", "scope", "room", "status", "created_at", "updated_at", "pinned",
+            "restated")
+_INT_COLUMNS = frozenset({"created_at", "updated_at", "pinned", "restated", "recalled"})
+
+
+@dataclass
+class RecallItem:
+    """One active memory as recall sees it (a row of the index)."""
+
+    id: str
+    text: str
+    wing: str
+    profile: str
+    updated_at: int = 0
+    created_at: int = 0
+    room: str = ""
+    scope: str = ""  # automem.core.memory.OWNER, or a person's or a chat's scope
+    pinned: int = 0
+    restated: int = 0
+    recalled: int = 0
+
+    @property
+    def category(self) -> str:
+        return CATEGORY_OF_WING.get(self.wing, self.wing)
+
+
+def newest_first(item: Any) -> tuple:
+    return (-(item.updated_at or item.created_at), -item.created_at, item.id)
+
+
+# -- segmentation (plain functions) -----------------------------------------------------------------------------
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_LATIN = re.compile(r"[^\W_]+")
+# Words that carry no topic in a question: kept in the index, left out of keyword queries (BM25 would weigh them
+# little anyway, but an OR of only such words matches everything).
+STOP_LATIN = frozenset("""a an the i me my mine you your yours we our us he him his she her hers it its they them their
+is am are was were be been being do does did done have has had having what which who whom whose how why when where
+to of in on at for from by with about into over and or not no nor so if than then that this these those there here
+can could would should will shall may might must please tell know use uses used using any some all also just
+very really more most much many""".split())
+STOP_CJK = frozenset("""你知 知道 道我 我用 用什 什么 么样 是什 怎么 我们 你们 他们 一个 这个 那个 可以 就是 还是 的是 了吗 我的
+用户 现在 以后 不要 告诉 记得 记住 吗 呢 的 了 是 我 你 他 她 它 么 什 在 有 和 吧 啊 哪 谁""".split())
+
+
+def _units(text: str) -> list[str]:
+    text = unicodedata.normalize("NFKC", text).lower()
+    out: list[str] = []
+    pos = 0
+    for m in _CJK.finditer(text):
+        out += _LATIN.findall(text[pos:m.start()])
+        run = m.group()
+        out += list(run)
+        out += [run[i:i + 2] for i in range(len(run) - 1)]
+        pos = m.end()
+    out += _LATIN.findall(text[pos:])
+    return out
+
+
+def segment(text: str) -> str:
+    """What FTS5 indexes for `text`: Latin words, CJK characters and CJK bigrams, separated by spaces."""
+    return " ".join(_units(text))
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct topic-bearing terms of a question, in order."""
+    seen: dict[str, None] = {}
+    for unit in _units(text):
+        if unit in STOP_LATIN or unit in STOP_CJK:
+            continue
+        if len(unit) == 1 and not _CJK.match(unit) and not unit.isdigit():
+            continue
+        seen.setdefault(unit, None)
+    return list(seen)
+
+
+def match_expression(terms: Sequence[str]) -> str:
+    """An FTS5 MATCH expression: any of the terms (each quoted, so no term is read as an operator)."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+# -- where filters -> SQL (plain functions) ----------------------------------------------------------------------
+_OPS = {"$eq": "=", "$ne": "!=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+
+
+def where_sql(where: dict | None) -> tuple[str, list]:
+    """A Chroma `where` filter (the operators automem.core.visibility builds) as an SQL condition on the index's
+    columns. Raises ValueError for a key or operator the index does not hold."""
+    if not where:
+        return "1", []
+    parts: list[str] = []
+    params: list = []
+    for key, cond in where.items():
+        if key in ("$and", "$or"):
+            subs = [where_sql(c) for c in cond]
+            joiner = " AND " if key == "$and" else " OR "
+            parts.append("(" + joiner.join(s for s, _ in subs) + ")" if subs else "1")
+            for _, p in subs:
+                params += p
+            continue
+        if key not in _COLUMNS:
+            raise ValueError(f"the recall index has no column {key!r}")
+        conds = cond if isinstance(cond, dict) else {"$eq": cond}
+        for op, arg in conds.items():
+            if op in _OPS:
+                parts.append(f"m.{key} {_OPS[op]} ?")
+                params.append(arg)
+            elif op in ("$in", "$nin"):
+                values = list(arg)
+                if not values:
+                    parts.append("0" if op == "$in" else "1")
+                    continue
+                marks = ",".join("?" * len(values))
+                parts.append(f"m.{key} {'IN' if op == '$in' else 'NOT IN'} ({marks})")
+                params += values
+            else:
+                raise ValueError(f"unsupported filter operator {op}")
+    return "(" + " AND ".join(parts) + ")", params
+
+
+# -- the file --------------------------------------------------------------------------------------------------
+def index_path(location: Location):
+    return location.automem_dir / "index" / INDEX_NAME
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memories(
+    rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, text TEXT NOT NULL, wing TEXT NOT NULL,
+    profile TEXT NOT NULL, scope TEXT NOT NULL DEFAULT '', room TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL DEFAULT 'active', created_at INTEGER NOT NULL DEFAULT 0,
+    updated_at INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, restated INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS memories_by_wing ON memories(wing, profile, scope);
+CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(body, tokenize='porter unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS recalls(id TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0);
+"""
+
+
+def _connect_rw(location: Location) -> sqlite3.Connection:
+    path = index_path(location)
+    ensure_private_dir(path.parent)
+    conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+    conn.executescript(_SCHEMA)
+    make_private(path.parent)
+    return conn
+
+
+def _connect_ro(location: Location) -> sqlite3.Connection | None:
+    path = index_path(location)
+    if not path.exists():
+        return None
+    try:
+        conn = sqlite3.connect(sqlite_ro_uri(path), uri=True, timeout=10.0, isolation_level=None)
+        conn.execute("SELECT 1 FROM meta LIMIT 1")
+        return conn
+    except sqlite3.Error:
+        return None
+
+
+def _meta(conn: sqlite3.Connection, key: str, default: str = "") -> str:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else default
+
+
+def _row_of(memory: Any) -> tuple:
+    return (memory.id, memory.text, memory.wing, memory.profile, getattr(memory, "scope", "") or "",
+            getattr(memory, "room", "") or "", "active", int(memory.created_at or 0), int(memory.updated_at or 0),
+            int(getattr(memory, "pinned", 0) or 0), int(getattr(memory, "restated", 0) or 0))
+
+
+def _put(conn: sqlite3.Connection, memories: Iterable[Any]) -> None:
+    for m in memories:
+        row = conn.execute("SELECT rowid, text FROM memories WHERE id = ?", (m.id,)).fetchone()
+        if row is None:
+            cur = conn.execute(f"INSERT INTO memories({','.join(_COLUMNS)}) VALUES ({','.join('?' * len(_COLUMNS))})",
+                               _row_of(m))
+            conn.execute("INSERT INTO words(rowid, body) VALUES (?, ?)", (cur.lastrowid, segment(m.text)))
+        else:
+            conn.execute(f"UPDATE memories SET {', '.join(c + ' = ?' for c in _COLUMNS[1:])} WHERE rowid = ?",
+                         (*_row_of(m)[1:], row[0]))
+            if row[1] != m.text:
+                conn.execute("UPDATE words SET body = ? WHERE rowid = ?", (segment(m.text), row[0]))
+
+
+def _drop(conn: sqlite3.Connection, ids: Iterable[str]) -> int:
+    gone = 0
+    for mid in ids:
+        row = conn.execute("SELECT rowid FROM memories WHERE id = ?", (mid,)).fetchone()
+        if row is not None:
+            conn.execute("DELETE FROM words WHERE rowid = ?", (row[0],))
+            conn.execute("DELETE FROM memories WHERE rowid = ?", (row[0],))
+            gone += 1
+        conn.execute("DELETE FROM recalls WHERE id = ?", (mid,))
+    return gone
+
+
+def stamp_of(location: Location) -> tuple[str, float]:
+    """(generation, built_at) the index says it reflects; ("", 0) without an index."""
+    conn = _connect_ro(location)
+    if conn is None:
+        return "", 0.0
+    try:
+        if _meta(conn, "version") != INDEX_VERSION:
+            return "", 0.0
+        return _meta(conn, "generation"), float(_meta(conn, "built_at", "0") or 0)
+    except (sqlite3.Error, ValueError):
+        return "", 0.0
+    finally:
+        conn.close()
+
+
+def is_fresh(location: Location, generation: int | None, now: float | None = None) -> bool:
+    """Whether the index reflects the store: the embedded store's `generation`, or (generation None: a server)
+    a rebuild younger than SERVER_TTL_S."""
+    stamp, built_at = stamp_of(location)
+    if generation is None:
+        now = time.time() if now is None else now
+        return stamp == "server" and now - built_at < SERVER_TTL_S
+    return stamp == str(generation)
+
+
+def apply(location: Location, put: Sequence[Any] = (), drop: Sequence[str] = (), *,
+          generation: int | None) -> None:
+    """The index's half of one store write, in one transaction, before the store's own: memories to (re)index
+    (active ones; others are dropped) and ids to drop. An index that reflected the embedded store's `generation` is
+    marked pending until `advance` (after the store's write) moves it on; a write that dies in between leaves it
+    pending, so its next reader rebuilds it. A stale index stays stale. The caller holds the store's write lock."""
+    active = [m for m in put if getattr(m, "status", "active") == "active"]
+    drop = list(drop) + [m.id for m in put if getattr(m, "status", "active") != "active"]
+    conn = _connect_rw(location)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        if generation is not None:
+            stamp = _meta(conn, "generation")
+            fresh = (_meta(conn, "version") == INDEX_VERSION and stamp == str(generation)) or (
+                stamp == "" and generation == 0)  # a new store: nothing was written before this
+            if fresh and stamp == "":
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (INDEX_VERSION,))
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('built_at', ?)", (str(time.time()),))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)",
+                         (f"pending:{generation}" if fresh else "stale",))
+        _put(conn, active)
+        _drop(conn, drop)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.close()
+
+
+def mark_stale(location: Location) -> None:
+    """Make the next reader rebuild the index (after a failed index write)."""
+    conn = _connect_rw(location)
+    try:
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', 'stale')")
+    finally:
+        conn.close()
+
+
+def advance(location: Location, old: int, new: int) -> None:
+    """The store's generation moved from `old` to `new` (its write went through): an index that reflected `old`,
+    or was pending on it, now reflects `new`."""
+    if not index_path(location).exists():
+        return
+    conn = _connect_rw(location)
+    try:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'generation' AND value IN (?, ?)",
+                     (str(new), str(old), f"pending:{old}"))
+    finally:
+        conn.close()
+
+
+def rebuild(location: Location, memories: Iterable[Any], stamp: str) -> int:
+    """Replace the index's memories with `memories` (the store's active ones) and stamp it. Returns the count."""
+    try:
+        conn = _connect_rw(location)
+    except sqlite3.DatabaseError:  # not a database (a torn or foreign file): it is derived, so start again
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            try:
+                os.unlink(str(index_path(location)) + suffix)
+            except OSError:
+                pass
+        conn = _connect_rw(location)
+    n = 0
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("DELETE FROM memories")
+        conn.execute("DELETE FROM words")
+        batch: list[Any] = []
+        for m in memories:
+            if getattr(m, "status", "active") != "active":
+                continue
+            batch.append(m)
+            if len(batch) >= 500:
+                _put(conn, batch)
+                n += len(batch)
+                batch = []
+        _put(conn, batch)
+        n += len(batch)
+        conn.execute("DELETE FROM recalls WHERE id NOT IN (SELECT id FROM memories)")
+        for key, value in (("version", INDEX_VERSION), ("generation", stamp), ("built_at", str(time.time()))):
+            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.close()
+    return n
+
+
+def purge(location: Location) -> None:
+    """After a forget: rewrite the keyword index and the file so no page keeps a forgotten word."""
+    path = index_path(location)
+    if not path.exists():
+        return
+    conn = _connect_rw(location)
+    try:
+        conn.execute("INSERT INTO words(words) VALUES ('rebuild')")
+        conn.execute("VACUUM")
+    finally:
+        conn.close()
+    for suffix in ("-journal", "-wal"):
+        try:
+            os.unlink(str(path) + suffix)
+        except OSError:
+            pass
+
+
+# -- reads ---------------------------------------------------------------------------------------------------------
+def _items(rows: Iterable[tuple]) -> list[RecallItem]:
+    return [RecallItem(id=r[0], text=r[1], wing=r[2], profile=r[3], scope=r[4], room=r[5], created_at=r[6],
+                       updated_at=r[7], pinned=r[8], restated=r[9], recalled=r[10] or 0) for r in rows]
+
+
+_SELECT = ("SELECT m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, m.pinned, "
+           "m.restated, r.n FROM memories m LEFT JOIN recalls r ON r.id = m.id")
+
+
+def items(location: Location, where: dict | None = None) -> list[RecallItem]:
+    """The indexed memories passing `where` (a visibility filter)."""
+    conn = _connect_ro(location)
+    if conn is None:
+        return []
+    cond, params = where_sql(where)
+    try:
+        return _items(conn.execute(f"{_SELECT} WHERE {cond}", params).fetchall())
+    except sqlite3.Error:
+        return []
+    finally:
+        conn.close()
+
+
+def block_candidates(location: Location, where: dict | None = None, per_signal: int = 300) -> list[RecallItem]:
+    """What the system block may choose from, without reading every memory: the pinned ones, and for each other
+    signal (restated, recalled, newest) the `per_signal` memories that lead on it. A memory outside all of these
+    cannot outrank the ones inside (automem.core.recall.block_score grows with each signal)."""
+    conn = _connect_ro(location)
+    if conn is None:
+        return []
+    cond, params = where_sql(where)
+    out: dict[str, RecallItem] = {}
+    try:
+        for order in ("m.pinned DESC, m.updated_at DESC", "m.restated DESC, m.updated_at DESC",
+                      "COALESCE(r.n, 0) DESC, m.updated_at DESC", "m.updated_at DESC, m.created_at DESC"):
+            rows = conn.execute(f"{_SELECT} WHERE {cond} ORDER BY {order} LIMIT ?", [*params, per_signal]).fetchall()
+            for item in _items(rows):
+                out.setdefault(item.id, item)
+    except sqlite3.Error:
+        return []
+    finally:
+        conn.close()
+    return list(out.values())
+
+
+def keyword_hits(location: Location, query: str, where: dict | None = None, limit: int = 20
+                 ) -> list[tuple[RecallItem, float]]:
+    """The memories passing `where` that share words with `query`, best BM25 first, as (item, score > 0)."""
+    terms = query_terms(query)
+    if not terms:
+        return []
+    conn = _connect_ro(location)
+    if conn is None:
+        return []
+    cond, params = where_sql(where)
+    try:
+        rows = conn.execute(
+            f"SELECT m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, m.pinned, "
+            f"m.restated, r.n, -bm25(words) AS score FROM words JOIN memories m ON m.rowid = words.rowid "
+            f"LEFT JOIN recalls r ON r.id = m.id WHERE words MATCH ? AND {cond} ORDER BY bm25(words) LIMIT ?",
+            [match_expression(terms), *params, int(limit)]).fetchall()
+    except sqlite3.Error:
+        return []
+    finally:
+        conn.close()
+    return [(item, float(row[11])) for item, row in zip(_items(rows), rows)]
+
+
+def term_weights(location: Location, query: str, where: dict | None = None) -> dict[str, float]:
+    """Each topic term of `query` with its inverse document frequency among the memories passing `where`
+    (BM25's idf): a rare word ("pottery") weighs more than a common one ("going")."""
+    terms = query_terms(query)
+    conn = _connect_ro(location) if terms else None
+    if conn is None:
+        return {}
+    cond, params = where_sql(where)
+    try:
+        n = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {cond}", params).fetchone()[0]
+        out = {}
+        for t in terms:
+            df = conn.execute(f"SELECT COUNT(*) FROM words JOIN memories m ON m.rowid = words.rowid "
+                              f"WHERE words MATCH ? AND {cond}", [match_expression([t]), *params]).fetchone()[0]
+            out[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        return out
+    except sqlite3.Error:
+        return {}
+    finally:
+        conn.close()
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[:-len(suffix)]
+    return word
+
+
+def coverage(weights: dict[str, float], text: str) -> float:
+    """The share (0..1) of the question's term weight that `text` holds: a memory matching the question's one
+    rare word and nothing else scores below one that matches most of it."""
+    total = sum(weights.values())
+    if total <= 0:
+        return 0.0
+    have = {_stem(u) for u in query_terms(text)}
+    return sum(w for t, w in weights.items() if _stem(t) in have) / total
+
+
+def counts(location: Location) -> dict:
+    """{"owner": {profile: {wing: n}}, "others": {profile: {"memories": n, "scopes": k}}} of the active memories."""
+    out: dict = {"owner": {}, "others": {}}
+    conn = _connect_ro(location)
+    if conn is None:
+        return out
+    try:
+        for profile, wing, n in conn.execute(
+                "SELECT profile, wing, COUNT(*) FROM memories WHERE scope = '' GROUP BY profile, wing"):
+            out["owner"].setdefault(profile, {})[wing] = n
+        for profile, n, k in conn.execute(
+                "SELECT profile, COUNT(*), COUNT(DISTINCT scope) FROM memories WHERE scope != '' GROUP BY profile"):
+            out["others"][profile] = {"memories": n, "scopes": k}
+    except sqlite3.Error:
+        pass
+    finally:
+        conn.close()
+    return out
+
+
+def note_recalled(location: Location, ids: Sequence[str]) -> None:
+    """Count that these memories were shown (a ranking signal for the system block). Best effort: a busy or
+    read-only index just skips the count."""
+    if not ids or not index_path(location).exists():
+        return
+    try:
+        conn = sqlite3.connect(str(index_path(location)), timeout=0.5, isolation_level=None)
+        try:
+            conn.execute("PRAGMA synchronous = OFF")  # a lost count costs nothing; an fsync on the start path does
+            conn.executemany("INSERT INTO recalls(id, n) VALUES (?, 1) ON CONFLICT(id) DO UPDATE SET n = n + 1",
+                             [(i,) for i in ids])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        pass
+
+
+def recall_signal(n: int) -> float:
+    """log-scaled count (0 for 0): the tenth recall matters less than the second."""
+    return math.log1p(max(0, int(n or 0)))
