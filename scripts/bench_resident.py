@@ -3,7 +3,7 @@
     .venv/bin/python scripts/bench_resident.py [--memories 100] [--asks 50] [--runs 7]
 
 - the `ask` round trip (recall op, as HermesSession.prefetch sends it): p50 / p95 over --asks asks;
-- the resident's RSS and start-up CPU time (what it logs as `resident_started`);
+- the resident's RSS, start-up CPU time (what it logs as `resident_started`) and CPU while idle;
 - a fresh process's first prefetch (`HermesSession.start` + `prefetch`, wall and the process's CPU), with a
   resident answering vs without one (the lexical fallback), alternating, --runs each; and whether chromadb was
   imported.
@@ -96,6 +96,13 @@ def main() -> int:
         status = Path(f"/proc/{proc.pid}/status").read_text()
         rss = next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS"))
         hwm = next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM"))
+        def cpu_s() -> float:
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+        before = cpu_s()
+        time.sleep(10)
+        idle_cpu_ms_per_min = (cpu_s() - before) * 1000 * 6
         log = [json.loads(line) for line in loc.log_file.read_text().splitlines()]
         cpu = next(r["startup_cpu_s"] for r in log if r["event"] == "resident_started")
 
@@ -123,7 +130,8 @@ def main() -> int:
             "ask_ms": {"p50": round(pct(times, 0.5), 1), "p95": round(pct(times, 0.95), 1),
                        "max": round(max(times), 1), "within_timeout": f"{within}/{len(times)}", "failed": misses},
             "resident": {"ready_s": round(ready_s, 2), "startup_cpu_s": cpu, "rss_mb": round(int(rss) / 1024, 1),
-                         "peak_rss_mb": round(int(hwm) / 1024, 1)},
+                         "peak_rss_mb": round(int(hwm) / 1024, 1),
+                         "idle_cpu_ms_per_min": round(idle_cpu_ms_per_min, 1)},
             "fresh_process_median": med}, indent=1))
     finally:
         proc.kill()
