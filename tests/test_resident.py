@@ -189,6 +189,13 @@ def test_recall_is_the_stores_and_follows_writes_and_scopes(seeded, servers):
     _add(seeded, [("The user's dog is called Biscuit", "user", "", "cli")])
     reply = _recall(seeded, "what is my dog's name")
     assert any("Biscuit" in h["text"] for h in reply["hits"]), reply
+    # ...and forgets with it (the forget's VACUUM is not blocked by the server's open store).
+    store = open_store(seeded, load_config(seeded))
+    try:
+        assert store.forget([h["id"] for h in reply["hits"] if "Biscuit" in h["text"]])
+    finally:
+        store.close()
+    assert all("Biscuit" not in h["text"] for h in _recall(seeded, "what is my dog's name")["hits"])
 
     # Bad requests get one line each; the server goes on.
     for bad in ({"op": "recall", "query": 3}, {"op": "recall", "query": "x", "k": 0},
