@@ -59,7 +59,8 @@ _CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
 # -- where -------------------------------------------------------------------------------------------------------
 def enabled(config: Config) -> bool:
-    return bool(config.resident) and config.resident_idle_s > 0
+    """`resident: true` and a positive `resident_idle_s`, on a system with Unix sockets."""
+    return bool(config.resident) and config.resident_idle_s > 0 and hasattr(socket, "AF_UNIX")
 
 
 def socket_path(location: Location) -> Path:
