@@ -20,7 +20,8 @@ instruction and the profiles default / work / family, 5..200 characters, all dif
 * Hermes' start path in a fresh process, with no warm store: `HermesSession.start(ROOT, session_id=...)`, then
   `.system_prompt_block()` once and `.prefetch(question)` for 20 questions; 3 such processes: the system block's
   and the first prefetch's median, the prefetch p50/p95 over all 60, and the processes' median wall time;
-* peak RSS (ru_maxrss, from os.wait4 of each child) of the loader and of the fresh start-path process.
+* peak RSS (ru_maxrss) and CPU time (user + sys), from os.wait4 of each child alone: the CPU figure moves less
+  than wall time with whatever else the machine runs.
 
     python scripts/bench_scale.py [--sizes 1000,10000,100000] [--json]
 
@@ -283,8 +284,8 @@ def child_fresh(root: str, session_id: str) -> dict:
     return out
 
 
-def run_child(argv: list[str], env: dict | None = None) -> tuple[float, int, str, str, int]:
-    """(wall s, exit code, stdout, stderr, peak RSS KB of that child alone, from os.wait4)."""
+def run_child(argv: list[str], env: dict | None = None) -> tuple[float, int, str, str, int, float]:
+    """(wall s, exit code, stdout, stderr, peak RSS KB, CPU s (user + sys)) of that child alone, from os.wait4."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=str(REPO))
@@ -294,48 +295,48 @@ def run_child(argv: list[str], env: dict | None = None) -> tuple[float, int, str
         out.seek(0)
         err.seek(0)
         return (wall, proc.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                usage.ru_maxrss)
+                usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
 
 
-def child_json(kind: str, *args: str) -> tuple[dict, float, int]:
-    wall, rc, out, err, rss = run_child([sys.executable, __file__, "--child", kind, *args])
+def child_json(kind: str, *args: str) -> tuple[dict, float, int, float]:
+    wall, rc, out, err, rss, cpu = run_child([sys.executable, __file__, "--child", kind, *args])
     if rc != 0:
         raise RuntimeError(f"{kind} child failed (exit {rc}): {err.strip()[-800:]}")
-    return json.loads(out.strip().splitlines()[-1]), wall, rss
+    return json.loads(out.strip().splitlines()[-1]), wall, rss, cpu
 
 
 def measure(n: int, measure_embed: bool, log) -> dict:
     res: dict = {"n": n}
     with tempfile.TemporaryDirectory(prefix=f"automem-scale-{n}-") as root:
         log(f"[{n}] loading {n} memories ...")
-        load, wall, rss = child_json("load", root, str(n), "1" if measure_embed else "0")
-        res.update(load=load, load_wall_s=wall, load_rss_kb=rss)
+        load, wall, rss, cpu = child_json("load", root, str(n), "1" if measure_embed else "0")
+        res.update(load=load, load_wall_s=wall, load_rss_kb=rss, load_cpu_s=cpu)
         log(f"[{n}] import {load['import_s']:.1f} s ({load['import_rate']:.0f}/s)")
 
         cli = []
         for i, text in enumerate(NEW_TEXTS[:3]):
-            wall, rc, out, err, rss = run_child([sys.executable, "-m", "automem", "add", text, "--hermes-home", root,
-                                                 "--no-judge"])
+            wall, rc, out, err, rss, cpu = run_child([sys.executable, "-m", "automem", "add", text, "--hermes-home",
+                                                      root, "--no-judge"])
             if rc != 0:
                 raise RuntimeError(f"automem add failed (exit {rc}): {err.strip()[-400:]}")
-            cli.append({"wall_s": wall, "rss_kb": rss, "decision": out.strip().split(" ", 1)[0]})
+            cli.append({"wall_s": wall, "cpu_s": cpu, "rss_kb": rss, "decision": out.strip().split(" ", 1)[0]})
         res["cli_add"] = cli
         log(f"[{n}] cli add " + ", ".join(f"{c['wall_s']:.2f} s" for c in cli))
 
-        wall, rc, out, err, rss = run_child([sys.executable, "-m", "automem", "extract", str(SAMPLE_TRANSCRIPT),
+        wall, rc, out, err, rss, cpu = run_child([sys.executable, "-m", "automem", "extract", str(SAMPLE_TRANSCRIPT),
                                              "--backend", "rules", "--session", f"bench-{n}", "--hermes-home",
                                              root])
         if rc != 0:
             raise RuntimeError(f"automem extract failed (exit {rc}): {err.strip()[-400:]}")
         decisions = [ln.split(" ", 1)[0] for ln in out.splitlines()[1:] if ln.strip()]
-        res["extract"] = {"wall_s": wall, "rss_kb": rss, "decisions": len(decisions),
+        res["extract"] = {"wall_s": wall, "cpu_s": cpu, "rss_kb": rss, "decisions": len(decisions),
                           "new": decisions.count("new"), "summary": out.splitlines()[0] if out else ""}
         log(f"[{n}] extract {wall:.2f} s ({len(decisions)} decisions)")
 
         fresh = []
         for r in range(FRESH_RUNS):
-            data, wall, rss = child_json("fresh", root, f"bench-fresh-{n}-{r}")
-            data.update(wall_s=wall, rss_kb=rss)
+            data, wall, rss, cpu = child_json("fresh", root, f"bench-fresh-{n}-{r}")
+            data.update(wall_s=wall, rss_kb=rss, cpu_s=cpu)
             fresh.append(data)
         res["fresh"] = fresh
         log(f"[{n}] fresh start path " + ", ".join(f"{f['wall_s']:.2f} s" for f in fresh))
@@ -365,14 +366,17 @@ def rows_of(results: list[dict]) -> list[tuple[str, list[str]]]:
         ("in-process remember, median of 5 (ms)", col(lambda r: f"{med(r['load']['remember_ms']):.0f}")),
         ("close after 5 writes: snapshot (s)", col(lambda r: f"{r['load']['close_after_writes_s']:.2f}")),
         ("`automem add` process, median of 3 (s)", col(lambda r: f"{med(c['wall_s'] for c in r['cli_add']):.2f}")),
+        ("`automem add` CPU user+sys, median (s)", col(lambda r: f"{med(c['cpu_s'] for c in r['cli_add']):.2f}")),
         ("`automem add` peak RSS (MB)", col(lambda r: f"{max(c['rss_kb'] for c in r['cli_add']) / 1024:.0f}")),
         ("`automem extract` rules job (s)", col(lambda r: f"{r['extract']['wall_s']:.2f}")),
+        ("`automem extract` CPU user+sys (s)", col(lambda r: f"{r['extract']['cpu_s']:.2f}")),
         ("fresh: import automem.hermes (ms)", col(lambda r: f"{med(f['import_s'] for f in r['fresh']) * 1000:.0f}")),
         ("fresh: system block, 1st call (ms)", col(lambda r: f"{med(f['system_block_ms'] for f in r['fresh']):.0f}")),
         ("fresh: first prefetch (ms)", col(lambda r: f"{med(f['prefetch_ms'][0] for f in r['fresh']):.1f}")),
         ("fresh: prefetch p50 (ms)", col(lambda r: f"{pct([x for f in r['fresh'] for x in f['prefetch_ms']], .5):.1f}")),
         ("fresh: prefetch p95 (ms)", col(lambda r: f"{pct([x for f in r['fresh'] for x in f['prefetch_ms']], .95):.1f}")),
         ("fresh: process total, median of 3 (s)", col(lambda r: f"{med(f['wall_s'] for f in r['fresh']):.2f}")),
+        ("fresh: process CPU user+sys, median (s)", col(lambda r: f"{med(f['cpu_s'] for f in r['fresh']):.2f}")),
         ("fresh: peak RSS (MB)", col(lambda r: f"{max(f['rss_kb'] for f in r['fresh']) / 1024:.0f}")),
     ]
 
@@ -447,8 +451,10 @@ def main(argv: list[str] | None = None) -> int:
         bi = statistics.median(big["load"]["remember_ms"])
         si = statistics.median(small["load"]["remember_ms"])
         label = lambda n: f"{n // 1000}k" if n % 1000 == 0 else str(n)  # noqa: E731
-        print(f"{label(big['n'])} write / {label(small['n'])} write = {b / s:.2f}x  (`automem add` process; "
-              f"in-process remember: {bi / si:.2f}x)")
+        bc = statistics.median(c["cpu_s"] for c in big["cli_add"])
+        sc = statistics.median(c["cpu_s"] for c in small["cli_add"])
+        print(f"{label(big['n'])} write / {label(small['n'])} write = {b / s:.2f}x  (`automem add` process, wall; "
+              f"its CPU: {bc / sc:.2f}x; in-process remember: {bi / si:.2f}x)")
     return 0
 
 
