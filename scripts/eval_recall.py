@@ -175,6 +175,24 @@ def first_turn_once(root: Path, question: dict, session_id: str, timeout: float 
     return out
 
 
+def wait_for_resident(root: Path, limit_s: float = 30.0) -> float | None:
+    """Seconds until the root's resident recall process (started by the warm-up) answers a ping; None when this
+    automem has none or it did not come up within `limit_s`."""
+    try:
+        from automem.core import resident
+        from automem.paths import Location
+    except ImportError:
+        return None
+    loc = Location(root, "default")
+    started = time.monotonic()
+    while time.monotonic() - started < limit_s:
+        reply = resident.ask(loc, {"op": "ping"}, timeout=1.0)
+        if reply and reply.get("ok"):
+            return round(time.monotonic() - started, 2)
+        time.sleep(0.2)
+    return None
+
+
 def processes_of(root: Path) -> list[tuple[int, str]]:
     """Processes other than this one whose command line or environment names the temporary root (a resident
     recall process, a drainer): (pid, command line)."""
@@ -235,6 +253,7 @@ def first_turn(root: Path, bank: dict, stored_texts: dict[str, str], progress=No
 
     started = time.perf_counter()
     warm = _first_turn_row(questions[0], first_turn_once(root, questions[0], "eval-warmup"), expected(questions[0]))
+    ready_s = wait_for_resident(root)  # the measure is of a machine where it runs; the cold case is the warm-up
     after_warmup = processes_of(root)  # a resident the first question started, if automem has one
     rows = []
     for n, q in enumerate(questions):
@@ -259,6 +278,7 @@ def first_turn(root: Path, bank: dict, stored_texts: dict[str, str], progress=No
             "first_question_after_warmup": {k: rows[0][k] for k in ("question", "hit", "wall_ms")} if rows else None,
             "resident_after_warmup": [{"pid": p, "cmdline": c} for p, c in after_warmup],
             "resident_warm": bool(after_warmup),
+            "resident_ready_after_s": ready_s,
             "stopped_at_end": [{"pid": p, "cmdline": c} for p, c in left],
             "total_seconds": round(total_s, 1), "process_ms_median": ms[len(ms) // 2] if ms else None,
             "errors": [{"question": r["question"], "error": r["error"]} for r in rows if r["error"]],
@@ -350,7 +370,8 @@ def main(argv=None) -> int:
     if ft:
         print(f"first turn: {len(bank['questions'])} fresh processes in {ft['total_seconds']} s (median "
               f"{ft['process_ms_median']} ms each, warm-up included in the total); resident recall process after "
-              f"the warm-up: {'yes, pids ' + ', '.join(str(p['pid']) for p in ft['resident_after_warmup']) if ft['resident_warm'] else 'none seen'}")
+              f"the warm-up: {'yes, pids ' + ', '.join(str(p['pid']) for p in ft['resident_after_warmup']) if ft['resident_warm'] else 'none seen'}"
+              f"{'' if ft.get('resident_ready_after_s') is None else ', answering ' + str(ft['resident_ready_after_s']) + ' s after it'}")
         w = ft["warmup"]
         print(f"  very first question (warm-up, cold): {'hit' if w['hit'] else 'MISS'} in {w['wall_ms']} ms"
               f"{' (' + w['error'] + ')' if w['error'] else ''}; the figures below are the runs after it")

@@ -225,13 +225,28 @@ def select_prefetch_keyword(location: Location, query: str, profile: str, config
     return fit_budget(chosen, profile, config.recall_max_items, config.recall_max_chars)
 
 
+SUPPORTED_SLACK = 0.1  # how much farther than prefetch_max_distance a memory may be when the question's words back it
+
+
 def select_prefetch_vector(hits: Iterable[tuple[Any, float]], profile: str, config: Config,
-                           exclude: Iterable[str] = ()) -> list[RecallItem]:
-    """Store search hits (nearest first) within `prefetch_max_distance` and the budget."""
+                           exclude: Iterable[str] = (), query: str = "") -> list[RecallItem]:
+    """Store recall hits (best first) within `prefetch_max_distance` and the budget. A hit a little farther
+    (SUPPORTED_SLACK) is kept when it shares the question's words or concepts: the embedding alone puts a question
+    and the memory that answers it past 0.8 often enough (worded unlike it, or in the other language), where
+    unrelated small talk ("hello" 0.84) also lands; a shared word tells them apart."""
+    from .ranking import query_overlap
+
     skip = set(exclude)
+
+    def relevant(m, dist: float) -> bool:
+        if dist <= config.prefetch_max_distance:
+            return True
+        return bool(query) and dist <= config.prefetch_max_distance + SUPPORTED_SLACK and (
+            keyword_share(query, m.text) > 0 or query_overlap(query, m.text) > 0)
+
     items = [RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room,
                         m.scope, int(getattr(m, "pinned", 0) or 0), int(getattr(m, "restated", 0) or 0))
-             for m, dist in hits if dist <= config.prefetch_max_distance and m.id not in skip]
+             for m, dist in hits if m.id not in skip and relevant(m, dist)]
     return fit_budget(items, profile, config.recall_max_items, config.recall_max_chars)
 
 
@@ -259,7 +274,7 @@ def prefetch_block(location: Location, config: Config, query: str, *, store=None
     if store is not None:
         hits = store.recall(query, k=max(config.recall_max_items, 5), profile=location.profile,
                             where={"room": {"$ne": TASK_ROOM}}, scopes=scopes)
-        items = select_prefetch_vector(hits, location.profile, config, exclude)
+        items = select_prefetch_vector(hits, location.profile, config, exclude, query)
     else:
         ensure_index(location, config)
         items = select_prefetch_keyword(location, query, location.profile, config, exclude, scopes,

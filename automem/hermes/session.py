@@ -366,8 +366,11 @@ class HermesSession:
                                     k=max(self.config.recall_max_items, 5), where={"room": {"$ne": TASK_ROOM}})
         if hits is None:
             return None
-        items = select_prefetch_vector(hits, self.location.profile, self.config, self._shown)
+        items = select_prefetch_vector(hits, self.location.profile, self.config, self._shown, query)
         self._shown.update(i.id for i in items)
+        from ..core import index
+
+        index.note_recalled(self.location, [i.id for i in items])
         return format_prefetch(items, self.location.profile)
 
     def queue_prefetch(self, query: str) -> None:
