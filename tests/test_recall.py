@@ -244,3 +244,20 @@ def test_prefetch_leaves_kanban_task_records_to_the_kanban_block(store, location
     for warm in (store, None):
         block, ids = prefetch_block(location, config, "work kanban task t_12345678", store=warm)
         assert "m_kanban_task_record" not in ids and "入门文章" not in block
+
+
+def test_an_index_of_another_layout_is_rebuilt_and_never_written_into(store, location, config):
+    import sqlite3
+
+    remember(store, [Candidate("用户习惯使用vim编辑器", "user", "default", room="cli")])
+    conn = sqlite3.connect(str(index.index_path(location)))
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'version'")  # an older automem wrote it
+    conn.execute("ALTER TABLE memories DROP COLUMN task_id")
+    conn.commit()
+    conn.close()
+    remember(store, [Candidate("用户住在上海", "user", "default", room="cli")])  # a write leaves it alone, stale
+    assert not index.is_fresh(location, store.generation() if store.backend == "embedded" else None)
+    text = recall.system_prompt_block(location, config, open_store=lambda: store)[0]
+    assert "vim" in text and "上海" in text
+    assert index.stamp_of(location)[0] and index.is_fresh(location, store.generation() if store.backend == "embedded"
+                                                          else None)

@@ -29,11 +29,11 @@ from typing import Any, Iterable, Sequence
 from ..paths import Location, ensure_private_dir, make_private, sqlite_ro_uri
 from .memory import CATEGORY_OF_WING
 
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"  # 2: task_id
 INDEX_NAME = "recall.sqlite3"
 SERVER_TTL_S = 60.0
 _COLUMNS = ("id", "text", "wing", "profile", "scope", "room", "status", "created_at", "updated_at", "pinned",
-            "restated")
+            "restated", "task_id")
 _INT_COLUMNS = frozenset({"created_at", "updated_at", "pinned", "restated", "recalled"})
 
 
@@ -162,7 +162,8 @@ CREATE TABLE IF NOT EXISTS memories(
     rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, text TEXT NOT NULL, wing TEXT NOT NULL,
     profile TEXT NOT NULL, scope TEXT NOT NULL DEFAULT '', room TEXT NOT NULL DEFAULT '',
     status TEXT NOT NULL DEFAULT 'active', created_at INTEGER NOT NULL DEFAULT 0,
-    updated_at INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, restated INTEGER NOT NULL DEFAULT 0);
+    updated_at INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, restated INTEGER NOT NULL DEFAULT 0,
+    task_id TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS memories_by_wing ON memories(wing, profile, scope);
 CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(body, tokenize='porter unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS recalls(id TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0);
@@ -198,7 +199,8 @@ def _meta(conn: sqlite3.Connection, key: str, default: str = "") -> str:
 def _row_of(memory: Any) -> tuple:
     return (memory.id, memory.text, memory.wing, memory.profile, getattr(memory, "scope", "") or "",
             getattr(memory, "room", "") or "", "active", int(memory.created_at or 0), int(memory.updated_at or 0),
-            int(getattr(memory, "pinned", 0) or 0), int(getattr(memory, "restated", 0) or 0))
+            int(getattr(memory, "pinned", 0) or 0), int(getattr(memory, "restated", 0) or 0),
+            getattr(memory, "task_id", "") or "")
 
 
 def _put(conn: sqlite3.Connection, memories: Iterable[Any]) -> None:
@@ -263,6 +265,11 @@ def apply(location: Location, put: Sequence[Any] = (), drop: Sequence[str] = (),
     conn = _connect_rw(location)
     try:
         conn.execute("BEGIN IMMEDIATE")
+        version = _meta(conn, "version")
+        if version and version != INDEX_VERSION:  # another automem's layout: its next reader rebuilds it
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', 'stale')")
+            conn.execute("COMMIT")
+            return
         if generation is not None:
             stamp = _meta(conn, "generation")
             fresh = (_meta(conn, "version") == INDEX_VERSION and stamp == str(generation)) or (
@@ -319,8 +326,11 @@ def rebuild(location: Location, memories: Iterable[Any], stamp: str) -> int:
     n = 0
     try:
         conn.execute("BEGIN IMMEDIATE")
-        conn.execute("DELETE FROM memories")
-        conn.execute("DELETE FROM words")
+        conn.execute("DROP TABLE IF EXISTS memories")  # derived data: rebuilt in this version's layout
+        conn.execute("DROP TABLE IF EXISTS words")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
         batch: list[Any] = []
         for m in memories:
             if getattr(m, "status", "active") != "active":

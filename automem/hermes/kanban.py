@@ -609,13 +609,12 @@ def recall_for_task(store, config: Config, title: str, body: str, profile: str, 
     query = task_query(title, body)
     if not query:
         return ""
-    vector = store.embed([query])[0]
     scope_profile = profile if config.kanban_recall_scope == "own" else None
     where: dict[str, Any] = {"room": ROOM}
     if task_id:
         where = {"$and": [where, {"task_id": {"$ne": task_id}}]}
     k = max(1, config.kanban_recall_max_tasks) * 4  # several runs per task, and the ones shown elsewhere
-    hits = store.search(embedding=vector, k=k, profile=scope_profile, wing=WING, where=where)
+    hits = store.recall(query, k=k, profile=scope_profile, wing=WING, where=where)  # the one ranking
     hits = [(_past_task(m, d), d) for m, d in hits if d <= config.kanban_recall_max_distance]
     ranked = group_by_task(hits)
     skip = set(shown_elsewhere)
@@ -632,7 +631,7 @@ def recall_for_task(store, config: Config, title: str, body: str, profile: str, 
                 lessons.append(Lesson(m.text, m.profile, m.task_id, 0.0, m.id))
     # Instructions are rules, not topics: "dates must be RFC3339" is far from "write a Kanban article" in meaning yet
     # binds it, so the most similar ones are taken without a distance cut.
-    for m, d in store.search(embedding=vector, k=max(1, config.kanban_recall_max_lessons), profile=profile,
+    for m, d in store.recall(query, k=max(1, config.kanban_recall_max_lessons), profile=profile,
                              wing="instruction"):
         if m.id not in seen:
             seen.add(m.id)
