@@ -19,7 +19,10 @@ instruction and the profiles default / work / family, 5..200 characters, all dif
   path), wall time of the process;
 * Hermes' start path in a fresh process, with no warm store: `HermesSession.start(ROOT, session_id=...)`, then
   `.system_prompt_block()` once and `.prefetch(question)` for 20 questions; 3 such processes: the system block's
-  and the first prefetch's median, the prefetch p50/p95 over all 60, and the processes' median wall time;
+  and the first prefetch's median, the prefetch p50/p95 over all 60, and the processes' median wall time. Where
+  automem has a resident recall process (automem.core.resident), the first fresh process starts it and the later
+  ones may be answered by it: the table says in how many runs one answered; the script stops it (SIGTERM) before
+  the temporary root goes;
 * peak RSS (ru_maxrss) and CPU time (user + sys), from os.wait4 of each child alone: the CPU figure moves less
   than wall time with whatever else the machine runs.
 
@@ -277,11 +280,46 @@ def child_fresh(root: str, session_id: str) -> dict:
     out["prefetch_ms"] = lat
     out["prefetch_chars"] = chars
     out["warm_after"] = sess.warm
+    out["resident_up"] = resident_pid(root) is not None
     t0 = time.perf_counter()
     sess.shutdown()
     out["shutdown_ms"] = (time.perf_counter() - t0) * 1000
     out["maxrss_self_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return out
+
+
+def resident_pid(root: str) -> int | None:
+    """The pid of the resident recall process serving `root` (automem.core.resident), if one answers."""
+    try:
+        from automem.core import resident
+        from automem.paths import Location
+    except ImportError:  # a version without a resident
+        return None
+    try:
+        reply = resident.ask(Location.resolve(root), {"op": "ping"}, timeout=2.0)
+    except Exception:  # noqa: BLE001 - only a figure
+        return None
+    return int(reply["pid"]) if reply and reply.get("ok") and reply.get("pid") else None
+
+
+def stop_resident(root: str) -> int | None:
+    """SIGTERM the resident the fresh processes started for `root` (it would outlive the temporary root)."""
+    import signal
+
+    pid = resident_pid(root)
+    if pid is None:
+        return None
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        return None
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            break
+        time.sleep(0.1)
+    return pid
 
 
 def run_child(argv: list[str], env: dict | None = None) -> tuple[float, int, str, str, int, float]:
@@ -339,7 +377,10 @@ def measure(n: int, measure_embed: bool, log) -> dict:
             data.update(wall_s=wall, rss_kb=rss, cpu_s=cpu)
             fresh.append(data)
         res["fresh"] = fresh
-        log(f"[{n}] fresh start path " + ", ".join(f"{f['wall_s']:.2f} s" for f in fresh))
+        res["resident_stopped"] = stop_resident(root)
+        log(f"[{n}] fresh start path " + ", ".join(f"{f['wall_s']:.2f} s" for f in fresh) +
+            (f" (stopped the resident they started, pid {res['resident_stopped']})" if res["resident_stopped"]
+             else ""))
     return res
 
 
@@ -377,6 +418,8 @@ def rows_of(results: list[dict]) -> list[tuple[str, list[str]]]:
         ("fresh: prefetch p95 (ms)", col(lambda r: f"{pct([x for f in r['fresh'] for x in f['prefetch_ms']], .95):.1f}")),
         ("fresh: process total, median of 3 (s)", col(lambda r: f"{med(f['wall_s'] for f in r['fresh']):.2f}")),
         ("fresh: process CPU user+sys, median (s)", col(lambda r: f"{med(f['cpu_s'] for f in r['fresh']):.2f}")),
+        ("fresh: resident answering at exit (runs)",
+         col(lambda r: f"{sum(bool(f.get('resident_up')) for f in r['fresh'])}/{len(r['fresh'])}")),
         ("fresh: peak RSS (MB)", col(lambda r: f"{max(f['rss_kb'] for f in r['fresh']) / 1024:.0f}")),
     ]
 
