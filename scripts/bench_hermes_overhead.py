@@ -10,7 +10,13 @@ plugin's start path (import, initialize, system_prompt_block, first prefetch).
 
 Wall time on a shared 2-core machine swings with whatever else runs, so the script also records the CPU time
 (user + sys) of each `hermes` process (resource.getrusage of the waited-for child; the detached drainer is not
-part of it): the CPU overhead is the figure that the load of other processes does not move.
+part of it): the CPU overhead is the figure that the load of other processes does not move. The resident recall
+process (`automem.core.resident`) that answers a fresh session's first turn is on, as users get it: the first
+(unmeasured) automem run starts it, and the CPU it spends answering each measured run is read from /proc and added
+("+ resident"); its start-up CPU is printed apart (paid once per 30 idle minutes, not per run).
+
+automem is byte-compiled first: a pip-installed package has its .pyc files, while this checkout under
+PYTHONDONTWRITEBYTECODE=1 (how the test environment runs) would recompile it in every `hermes` process (~25 ms).
 
     python scripts/bench_hermes_overhead.py [--runs 7] [--memories 100] [--json]
 """
@@ -18,6 +24,7 @@ part of it): the CPU overhead is the figure that the load of other processes doe
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import resource
@@ -125,6 +132,36 @@ print(json.dumps({{"import_register_ms": (t1 - t0) * 1e3, "initialize_ms": (t2 -
     return summary
 
 
+def resident_cpu(root: Path) -> tuple[float, list[int]]:
+    """CPU seconds (user + sys) spent so far by the resident recall processes of `root`, and their pids."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    mark = f"--hermes-home {root}".encode()
+    total, pids = 0.0, []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if b"automem.core.resident" not in (entry / "cmdline").read_bytes().replace(b"\0", b" ") or \
+                    mark not in (entry / "cmdline").read_bytes().replace(b"\0", b" "):
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+            pids.append(int(entry.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return total, pids
+
+
+def stop_residents(root: Path) -> None:
+    import signal
+
+    for pid in resident_cpu(root)[1]:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+
+
 def describe(xs: list[float]) -> dict:
     return {"median": round(statistics.median(xs), 3), "mean": round(statistics.fmean(xs), 3),
             "min": round(min(xs), 3), "max": round(max(xs), 3), "runs": [round(x, 3) for x in xs]}
@@ -144,39 +181,61 @@ def main(argv: list[str] | None = None) -> int:
 
     rules = [{"match": {"system": EXTRACTOR}, "json": {"persona": [], "episodic": [], "instruction": []}},
              {"match": {"no_tools": True}, "text": "title"}]
+    compileall.compile_dir(str(REPO / "automem"), quiet=1)
     with tempfile.TemporaryDirectory(prefix="automem-bench-") as tmp, FakeLLM(rules) as llm:
         base = Path(tmp)
         extraction = (f"automem:\n  extract_backend: openai\n  extract_base_url: {llm.url}\n"
                       f"  extract_api_key: bench-key\n")
         plain = HermesRoot.create(base, llm.url, name="plain")
         with_am = HermesRoot.create(base, llm.url, extra_config=extraction, name="automem")
+        with_am.extra_env["AUTOMEM_RESIDENT"] = "true"  # as users get it (the test harness turns it off)
         with_am.automem("install", "--hermes-home", str(with_am.root), "--no-pip").check()
         if args.memories:
             seed(with_am.root, args.memories)
         times: dict[str, list[float]] = {"plain": [], "automem": []}
         cpu: dict[str, list[float]] = {"plain": [], "automem": []}
         drained: list[float] = []
-        for i in range(args.warmup + args.runs):
-            for name, root in (("plain", plain), ("automem", with_am)):
-                before = resource.getrusage(resource.RUSAGE_CHILDREN)
-                res = root.chat(PROMPT).check()
-                after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                if i >= args.warmup:
-                    times[name].append(res.seconds)
-                    cpu[name].append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
-                if name == "automem":
-                    drained.append(wait_quiet(with_am.root))
+        resident: list[float] = []
+        resident_start = None
+        try:
+            for i in range(args.warmup + args.runs):
+                for name, root in (("plain", plain), ("automem", with_am)):
+                    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    r_before = resident_cpu(with_am.root)[0]
+                    res = root.chat(PROMPT).check()
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    if name == "automem":
+                        drained.append(wait_quiet(with_am.root))
+                        if resident_start is None:
+                            time.sleep(8.0)  # the resident the first run started: up and warm before measuring
+                            resident_start = resident_cpu(with_am.root)[0]
+                    if i >= args.warmup:
+                        times[name].append(res.seconds)
+                        cpu[name].append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+                        if name == "automem":
+                            resident.append(resident_cpu(with_am.root)[0] - r_before)
+            residents_seen = resident_cpu(with_am.root)[1]
+        finally:
+            stop_residents(with_am.root)
         cost = start_path_cost(with_am.root, samples=max(1, args.samples))
         wait_quiet(with_am.root)  # the probes' session-end jobs, before the folder goes away
+        stop_residents(with_am.root)
 
     a, b = describe(times["plain"]), describe(times["automem"])
     ca, cb = describe(cpu["plain"]), describe(cpu["automem"])
     overhead = (b["median"] - a["median"]) / a["median"] * 100.0
     overhead_min = (b["min"] - a["min"]) / a["min"] * 100.0
     overhead_cpu = (cb["median"] - ca["median"]) / ca["median"] * 100.0
+    with_resident = [c + r for c, r in zip(cpu["automem"], resident)]
+    cr = describe(with_resident) if with_resident else cb
+    overhead_cpu_resident = (cr["median"] - ca["median"]) / ca["median"] * 100.0
     result = {"runs": args.runs, "memories": args.memories, "plain_s": a, "automem_s": b,
               "overhead_median_pct": round(overhead, 1), "overhead_min_pct": round(overhead_min, 1),
               "plain_cpu_s": ca, "automem_cpu_s": cb, "overhead_cpu_median_pct": round(overhead_cpu, 1),
+              "automem_plus_resident_cpu_s": cr, "overhead_cpu_with_resident_pct": round(overhead_cpu_resident, 1),
+              "resident_cpu_per_run_s": describe(resident) if resident else None,
+              "resident_startup_cpu_s": round(resident_start, 2) if resident_start is not None else None,
+              "residents_seen": len(residents_seen),
               "drainer_wait_s_median": round(statistics.median(drained), 2),
               "load_average": [round(x, 2) for x in os.getloadavg()], "start_path": cost, "cores": os.cpu_count()}
     if args.json:
@@ -186,9 +245,14 @@ def main(argv: list[str] | None = None) -> int:
           f"{os.cpu_count()} cores")
     print(f"  without automem: median {a['median']:.3f} s  mean {a['mean']:.3f}  min {a['min']:.3f}  {a['runs']}")
     print(f"  with automem:    median {b['median']:.3f} s  mean {b['mean']:.3f}  min {b['min']:.3f}  {b['runs']}")
-    print(f"  wall-time overhead: medians {overhead:+.1f} %, minima {overhead_min:+.1f} %  (target: at most +10 %)")
+    print(f"  wall-time overhead: medians {overhead:+.1f} %, minima {overhead_min:+.1f} %  (target: at most +5 %)")
     print(f"  CPU time of the hermes process: without {ca['median']:.3f} s, with {cb['median']:.3f} s (medians): "
-          f"{overhead_cpu:+.1f} %")
+          f"{overhead_cpu:+.1f} %; + the resident's CPU answering each run: {cr['median']:.3f} s, "
+          f"{overhead_cpu_resident:+.1f} %")
+    if result["resident_cpu_per_run_s"]:
+        print(f"  resident recall process: {result['residents_seen']} seen, CPU per run median "
+              f"{result['resident_cpu_per_run_s']['median'] * 1000:.0f} ms, start-up CPU "
+              f"{result['resident_startup_cpu_s']} s (once per 30 idle minutes)")
     print(f"  load average at the end: {result['load_average']} (other processes share these cores)")
     print(f"  detached drainer finished the session's job {result['drainer_wait_s_median']:.2f} s (median) after "
           f"hermes exited")

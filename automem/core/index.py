@@ -165,8 +165,12 @@ CREATE TABLE IF NOT EXISTS memories(
     updated_at INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, restated INTEGER NOT NULL DEFAULT 0,
     task_id TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS memories_by_wing ON memories(wing, profile, scope);
+CREATE INDEX IF NOT EXISTS memories_by_time ON memories(updated_at);
+CREATE INDEX IF NOT EXISTS memories_by_restated ON memories(restated, updated_at);
+CREATE INDEX IF NOT EXISTS memories_by_pinned ON memories(pinned, updated_at);
 CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(body, tokenize='porter unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS recalls(id TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS recalls_by_n ON recalls(n);
 """
 
 
@@ -379,6 +383,8 @@ def _items(rows: Iterable[tuple]) -> list[RecallItem]:
                        updated_at=r[7], pinned=r[8], restated=r[9], recalled=r[10] or 0) for r in rows]
 
 
+_SELECT_ROWID = ("SELECT m.rowid, m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, "
+                 "m.pinned, m.restated, r.n FROM memories m LEFT JOIN recalls r ON r.id = m.id")
 _SELECT = ("SELECT m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, m.pinned, "
            "m.restated, r.n FROM memories m LEFT JOIN recalls r ON r.id = m.id")
 
@@ -407,10 +413,15 @@ def block_candidates(location: Location, where: dict | None = None, per_signal: 
     cond, params = where_sql(where)
     out: dict[str, RecallItem] = {}
     try:
-        for order in ("m.pinned DESC, m.updated_at DESC", "m.restated DESC, m.updated_at DESC",
-                      "COALESCE(r.n, 0) DESC, m.updated_at DESC", "m.updated_at DESC, m.created_at DESC"):
-            rows = conn.execute(f"{_SELECT} WHERE {cond} ORDER BY {order} LIMIT ?", [*params, per_signal]).fetchall()
-            for item in _items(rows):
+        # Each query walks one index in order and stops after `per_signal` visible rows: flat in the store's size.
+        queries = [f"{_SELECT} WHERE {cond} AND m.pinned > 0 ORDER BY m.pinned DESC, m.updated_at DESC LIMIT ?",
+                   f"{_SELECT} WHERE {cond} AND m.restated > 0 ORDER BY m.restated DESC, m.updated_at DESC LIMIT ?",
+                   f"SELECT m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, m.pinned, "
+                   f"m.restated, r.n FROM recalls r JOIN memories m ON m.id = r.id WHERE {cond} ORDER BY r.n DESC "
+                   f"LIMIT ?",
+                   f"{_SELECT} WHERE {cond} ORDER BY m.updated_at DESC LIMIT ?"]
+        for sql in queries:
+            for item in _items(conn.execute(sql, [*params, per_signal]).fetchall()):
                 out.setdefault(item.id, item)
     except sqlite3.Error:
         return []
@@ -419,49 +430,79 @@ def block_candidates(location: Location, where: dict | None = None, per_signal: 
     return list(out.values())
 
 
-def keyword_hits(location: Location, query: str, where: dict | None = None, limit: int = 20
-                 ) -> list[tuple[RecallItem, float]]:
-    """The memories passing `where` that share words with `query`, best BM25 first, as (item, score > 0)."""
-    terms = query_terms(query)
-    if not terms:
-        return []
-    conn = _connect_ro(location)
-    if conn is None:
-        return []
-    cond, params = where_sql(where)
-    try:
-        rows = conn.execute(
-            f"SELECT m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, m.pinned, "
-            f"m.restated, r.n, -bm25(words) AS score FROM words JOIN memories m ON m.rowid = words.rowid "
-            f"LEFT JOIN recalls r ON r.id = m.id WHERE words MATCH ? AND {cond} ORDER BY bm25(words) LIMIT ?",
-            [match_expression(terms), *params, int(limit)]).fetchall()
-    except sqlite3.Error:
-        return []
-    finally:
-        conn.close()
-    return [(item, float(row[11])) for item, row in zip(_items(rows), rows)]
+COMMON_SHARE = 0.1  # a term in more than this share of all memories (and in over COMMON_MIN) is not searched on
+COMMON_MIN = 2000
+DF_CAP = 5000  # document frequencies among the visible memories are counted up to this (idf barely moves beyond)
+CANDIDATES_PER_HIT = 10  # keyword candidates read per hit wanted, before the visibility filter
 
 
-def term_weights(location: Location, query: str, where: dict | None = None) -> dict[str, float]:
-    """Each topic term of `query` with its inverse document frequency among the memories passing `where`
-    (BM25's idf): a rare word ("pottery") weighs more than a common one ("going")."""
+def keyword_search(location: Location, query: str, where: dict | None = None, limit: int = 20
+                   ) -> tuple[list[tuple[RecallItem, float]], dict[str, float]]:
+    """(hits, weights): the memories passing `where` that share words with `query`, best BM25 first, as (item,
+    score > 0); and each topic term of the question with its inverse document frequency (BM25's idf, over the
+    memories the reader sees, counted up to DF_CAP): a rare word ("pottery") weighs more than a common one
+    ("going").
+
+    The cost stays flat as memory grows: frequencies are counted up to a cap; a term held by more than
+    COMMON_SHARE of a large store is not searched on (it ranks nothing, and matching it would score a good part of
+    the store); and the best BM25 candidates are taken from the keyword index first, then filtered by
+    visibility, with the full filtered query only when too few of them are visible."""
     terms = query_terms(query)
     conn = _connect_ro(location) if terms else None
     if conn is None:
-        return {}
+        return [], {}
     cond, params = where_sql(where)
     try:
-        n = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {cond}", params).fetchone()[0]
-        out = {}
-        for t in terms:
-            df = conn.execute(f"SELECT COUNT(*) FROM words JOIN memories m ON m.rowid = words.rowid "
-                              f"WHERE words MATCH ? AND {cond}", [match_expression([t]), *params]).fetchone()[0]
-            out[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        return out
+        total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+        df = {t: conn.execute("SELECT COUNT(*) FROM words WHERE words MATCH ?", [match_expression([t])]).fetchone()[0]
+              for t in terms}
+        n = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {cond}", params).fetchone()[0] if where else total
+        seen = {t: (conn.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM words JOIN memories m ON m.rowid = words.rowid "
+                                 f"WHERE words MATCH ? AND {cond} LIMIT {DF_CAP})",
+                                 [match_expression([t]), *params]).fetchone()[0] if where and df[t] else df[t])
+                for t in terms}
+        weights = {t: math.log(1 + max(0.0, n - d + 0.5) / (d + 0.5)) for t, d in seen.items()}
+        wanted = [t for t in terms if seen[t] and (df[t] <= COMMON_MIN or df[t] <= COMMON_SHARE * total)]
+        if not wanted:
+            wanted = sorted((t for t in terms if seen[t]), key=lambda t: df[t])[:2]
+        if not wanted:
+            return [], weights
+        expr = match_expression(wanted)
+        pool = max(limit * CANDIDATES_PER_HIT, 100)
+        found = conn.execute("SELECT rowid, -rank FROM words WHERE words MATCH ? ORDER BY rank LIMIT ?",
+                             [expr, pool]).fetchall()
+        score = dict(found)
+        rows = []
+        if found:
+            marks = ",".join("?" * len(found))
+            rows = conn.execute(f"{_SELECT_ROWID} WHERE m.rowid IN ({marks}) AND {cond}",
+                                [r for r, _ in found] + params).fetchall()
+        if len(rows) < limit and len(found) == pool:  # the visible ones are rarer: ask the filtered query
+            ranked = conn.execute(f"SELECT words.rowid, -rank FROM words JOIN memories m ON m.rowid = words.rowid "
+                                  f"WHERE words MATCH ? AND {cond} ORDER BY rank LIMIT ?",
+                                  [expr, *params, int(limit)]).fetchall()
+            score = dict(ranked)
+            marks = ",".join("?" * len(ranked))
+            rows = conn.execute(f"{_SELECT_ROWID} WHERE m.rowid IN ({marks})",
+                                [r for r, _ in ranked]).fetchall() if ranked else []
     except sqlite3.Error:
-        return {}
+        return [], {}
     finally:
         conn.close()
+    rows.sort(key=lambda r: -score.get(r[0], 0.0))
+    hits = [(item, float(score.get(row[0], 0.0))) for item, row in zip(_items([r[1:] for r in rows]), rows)]
+    return hits[:limit], weights
+
+
+def keyword_hits(location: Location, query: str, where: dict | None = None, limit: int = 20
+                 ) -> list[tuple[RecallItem, float]]:
+    """The hits of `keyword_search`."""
+    return keyword_search(location, query, where, limit)[0]
+
+
+def term_weights(location: Location, query: str, where: dict | None = None) -> dict[str, float]:
+    """The weights of `keyword_search`."""
+    return keyword_search(location, query, where, 1)[1]
 
 
 def _stem(word: str) -> str:

@@ -217,8 +217,8 @@ def select_prefetch_keyword(location: Location, query: str, profile: str, config
     skip = set(exclude)
     flt = visible_where(profile, config.shared_wings, extra=where, scopes=scopes)
     pool = max(config.recall_pool, config.recall_max_items)
-    hits = [(i, s) for i, s in index.keyword_hits(location, query, flt, limit=pool + len(skip)) if i.id not in skip]
-    weights = index.term_weights(location, query, flt) if hits else {}
+    found, weights = index.keyword_search(location, query, flt, limit=pool + len(skip))
+    hits = [(i, s) for i, s in found if i.id not in skip]
     ranked = keyword_rank(query, hits, lambda i: i.text, pool, config.recall_rerank_weight,
                           coverage=lambda text: index.coverage(weights, text))
     chosen = [i for i, _ in ranked if keyword_share(query, i.text) >= MIN_KEYWORD_SHARE]

@@ -290,6 +290,8 @@ class Resident:
         return cfg
 
     def refresh(self) -> None:
+        if not self.location.automem_dir.is_dir():
+            return  # the root is going away: reopening would create the store again inside it
         with self._lock:
             for store in self._stores.values():
                 try:
@@ -520,7 +522,8 @@ def serve(location: Location, config: Config | None = None, idle_s: float | None
                 refreshed = now
         if resident.stop_reason == "version":
             time.sleep(0.05)  # the answer's last bytes leave before the socket goes
-        log_event(location, "resident_stopped", reason=resident.stop_reason or "stop")
+        if location.automem_dir.is_dir():  # not into a root that was removed (the log would bring its folder back)
+            log_event(location, "resident_stopped", reason=resident.stop_reason or "stop")
         return 0
     finally:
         if listener is not None:

@@ -338,8 +338,7 @@ class Store:
             try:
                 self.ensure_index()
                 flt = self.where(profile, wing=wing, wings=wings, extra=where, scopes=scopes)
-                found = index.keyword_hits(self.location, query, flt, limit=pool)
-                weights = index.term_weights(self.location, query, flt) if found else {}
+                found, weights = index.keyword_search(self.location, query, flt, limit=pool)
             except (ValueError, AutomemError):
                 found, weights = [], {}  # a filter the index cannot express, or no index: the vector half alone
             keyword_hits = self._with_distances(found, embedding, {m.id: d for m, d in vector_hits})
