@@ -414,12 +414,16 @@ def block_candidates(location: Location, where: dict | None = None, per_signal: 
     out: dict[str, RecallItem] = {}
     try:
         # Each query walks one index in order and stops after `per_signal` visible rows: flat in the store's size.
-        queries = [f"{_SELECT} WHERE {cond} AND m.pinned > 0 ORDER BY m.pinned DESC, m.updated_at DESC LIMIT ?",
-                   f"{_SELECT} WHERE {cond} AND m.restated > 0 ORDER BY m.restated DESC, m.updated_at DESC LIMIT ?",
+        # (INDEXED BY: left to itself SQLite picks the wing index and sorts every visible row.)
+        by = _SELECT.replace("FROM memories m", "FROM memories m INDEXED BY {}")
+        queries = [by.format("memories_by_pinned") +
+                   f" WHERE {cond} AND m.pinned > 0 ORDER BY m.pinned DESC, m.updated_at DESC LIMIT ?",
+                   by.format("memories_by_restated") +
+                   f" WHERE {cond} AND m.restated > 0 ORDER BY m.restated DESC, m.updated_at DESC LIMIT ?",
                    f"SELECT m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, m.pinned, "
                    f"m.restated, r.n FROM recalls r JOIN memories m ON m.id = r.id WHERE {cond} ORDER BY r.n DESC "
                    f"LIMIT ?",
-                   f"{_SELECT} WHERE {cond} ORDER BY m.updated_at DESC LIMIT ?"]
+                   by.format("memories_by_time") + f" WHERE {cond} ORDER BY m.updated_at DESC LIMIT ?"]
         for sql in queries:
             for item in _items(conn.execute(sql, [*params, per_signal]).fetchall()):
                 out.setdefault(item.id, item)
@@ -432,7 +436,7 @@ def block_candidates(location: Location, where: dict | None = None, per_signal: 
 
 COMMON_SHARE = 0.1  # a term in more than this share of all memories (and in over COMMON_MIN) is not searched on
 COMMON_MIN = 2000
-DF_CAP = 5000  # document frequencies among the visible memories are counted up to this (idf barely moves beyond)
+DF_CAP = 1000  # document frequencies among the visible memories are counted up to this (idf barely moves beyond)
 CANDIDATES_PER_HIT = 10  # keyword candidates read per hit wanted, before the visibility filter
 
 
@@ -456,7 +460,7 @@ def keyword_search(location: Location, query: str, where: dict | None = None, li
         total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
         df = {t: conn.execute("SELECT COUNT(*) FROM words WHERE words MATCH ?", [match_expression([t])]).fetchone()[0]
               for t in terms}
-        n = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {cond}", params).fetchone()[0] if where else total
+        n = _visible_count(conn, cond, params) if where else total
         seen = {t: (conn.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM words JOIN memories m ON m.rowid = words.rowid "
                                  f"WHERE words MATCH ? AND {cond} LIMIT {DF_CAP})",
                                  [match_expression([t]), *params]).fetchone()[0] if where and df[t] else df[t])
@@ -492,6 +496,18 @@ def keyword_search(location: Location, query: str, where: dict | None = None, li
     rows.sort(key=lambda r: -score.get(r[0], 0.0))
     hits = [(item, float(score.get(row[0], 0.0))) for item, row in zip(_items([r[1:] for r in rows]), rows)]
     return hits[:limit], weights
+
+
+_COUNTS: dict[tuple, int] = {}  # (index stamp, filter) -> visible memories: a long-lived reader counts once per write
+
+
+def _visible_count(conn: sqlite3.Connection, cond: str, params: list) -> int:
+    key = (_meta(conn, "generation"), _meta(conn, "built_at"), cond, tuple(params))
+    if key[0].startswith(("pending", "stale")) or key not in _COUNTS:
+        if len(_COUNTS) > 256:
+            _COUNTS.clear()
+        _COUNTS[key] = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {cond}", params).fetchone()[0]
+    return _COUNTS[key]
 
 
 def keyword_hits(location: Location, query: str, where: dict | None = None, limit: int = 20
