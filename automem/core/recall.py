@@ -228,21 +228,29 @@ def select_prefetch_keyword(location: Location, query: str, profile: str, config
 SUPPORTED_SLACK = 0.1  # how much farther than prefetch_max_distance a memory may be when the question's words back it
 
 
+def backed_by_question(query: str, text: str) -> bool:
+    """Whether `text` shares the question's words or its concepts (the bilingual lexicon's)."""
+    from .ranking import query_overlap
+
+    return keyword_share(query, text) > 0 or query_overlap(query, text) > 0
+
+
 def select_prefetch_vector(hits: Iterable[tuple[Any, float]], profile: str, config: Config,
-                           exclude: Iterable[str] = (), query: str = "") -> list[RecallItem]:
+                           exclude: Iterable[str] = (), query: str = "",
+                           backed: Callable[[Any], bool] | None = None) -> list[RecallItem]:
     """Store recall hits (best first) within `prefetch_max_distance` and the budget. A hit a little farther
     (SUPPORTED_SLACK) is kept when it shares the question's words or concepts: the embedding alone puts a question
     and the memory that answers it past 0.8 often enough (worded unlike it, or in the other language), where
-    unrelated small talk ("hello" 0.84) also lands; a shared word tells them apart."""
-    from .ranking import query_overlap
-
+    unrelated small talk ("hello" 0.84) also lands; a shared word tells them apart. `backed` answers that for a
+    hit when the caller already knows (the resident computes it, so a fresh process never loads the lexicon)."""
     skip = set(exclude)
 
     def relevant(m, dist: float) -> bool:
         if dist <= config.prefetch_max_distance:
             return True
-        return bool(query) and dist <= config.prefetch_max_distance + SUPPORTED_SLACK and (
-            keyword_share(query, m.text) > 0 or query_overlap(query, m.text) > 0)
+        if not query or dist > config.prefetch_max_distance + SUPPORTED_SLACK:
+            return False
+        return backed(m) if backed is not None else backed_by_question(query, m.text)
 
     items = [RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room,
                         m.scope, int(getattr(m, "pinned", 0) or 0), int(getattr(m, "restated", 0) or 0))

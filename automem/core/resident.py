@@ -213,9 +213,10 @@ def ensure_started(location: Location, config: Config, *, check: bool = True) ->
 
 
 def recall_hits(location: Location, config: Config, query: str, *, scopes: Sequence[str], k: int,
-                where: dict | None = None, timeout: float | None = None) -> list[tuple[Any, float]] | None:
-    """`Store.recall(query, ...)` of `location.profile` as the resident computes it: [(Memory, distance)], nearest
-    first; None when no resident could answer (one is started for the next caller). Never raises."""
+                where: dict | None = None, timeout: float | None = None) -> list[tuple[Any, float, bool]] | None:
+    """`Store.recall(query, ...)` of `location.profile` as the resident computes it: [(Memory, distance, backed)],
+    best first (backed: the memory shares the question's words or concepts, `automem.core.recall`); None when no
+    resident could answer (one is started for the next caller). Never raises."""
     if not enabled(config):
         return None
     reply, reached = _ask(location, {"op": "recall", "query": query, "profile": location.profile,
@@ -235,7 +236,7 @@ def recall_hits(location: Location, config: Config, query: str, *, scopes: Seque
             mem = Memory(id=str(h["id"]), text=str(h["text"]), wing=str(h["wing"]), profile=str(h["profile"]),
                          room=str(h.get("room") or ""), scope=str(h.get("scope") or ""),
                          created_at=int(h.get("created_at") or 0), updated_at=int(h.get("updated_at") or 0))
-            out.append((mem, float(h["distance"])))
+            out.append((mem, float(h["distance"]), bool(h.get("backed"))))
     except (KeyError, TypeError, ValueError):
         return None
     return out
@@ -369,9 +370,12 @@ class Resident:
             store = self.store_for(cfg)
             store.config = cfg  # same store and model (the key); the profile's shared wings and ranking settings
             hits = store.recall(query, k=k, profile=profile, where=where or None, scopes=tuple(scopes))
+        from .recall import backed_by_question
+
         return {"ok": True, "hits": [
             {"id": m.id, "text": m.text, "wing": m.wing, "profile": m.profile, "scope": m.scope, "room": m.room,
-             "created_at": int(m.created_at or 0), "updated_at": int(m.updated_at or 0), "distance": float(d)}
+             "created_at": int(m.created_at or 0), "updated_at": int(m.updated_at or 0), "distance": float(d),
+             "backed": backed_by_question(query, m.text)}  # so the client never loads the lexicon for it
             for m, d in hits]}
 
     def serve_connection(self, conn: socket.socket) -> None:

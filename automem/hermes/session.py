@@ -366,7 +366,9 @@ class HermesSession:
                                     k=max(self.config.recall_max_items, 5), where={"room": {"$ne": TASK_ROOM}})
         if hits is None:
             return None
-        items = select_prefetch_vector(hits, self.location.profile, self.config, self._shown, query)
+        backed = {m.id for m, _, b in hits if b}
+        items = select_prefetch_vector([(m, d) for m, d, _ in hits], self.location.profile, self.config,
+                                       self._shown, query, backed=lambda m: m.id in backed)
         self._shown.update(i.id for i in items)
         from ..core import index
 
