@@ -23,8 +23,9 @@ import re
 import sqlite3
 import time
 import unicodedata
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..paths import Location, ensure_private_dir, make_private, sqlite_ro_uri
 from .memory import CATEGORY_OF_WING
@@ -195,6 +196,21 @@ def _connect_ro(location: Location) -> sqlite3.Connection | None:
         return None
 
 
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction on `conn` (taken at once, so two writers never interleave), closed after."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.close()
+
+
 def _meta(conn: sqlite3.Connection, key: str, default: str = "") -> str:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return row[0] if row else default
@@ -266,13 +282,10 @@ def apply(location: Location, put: Sequence[Any] = (), drop: Sequence[str] = (),
     pending, so its next reader rebuilds it. A stale index stays stale. The caller holds the store's write lock."""
     active = [m for m in put if getattr(m, "status", "active") == "active"]
     drop = list(drop) + [m.id for m in put if getattr(m, "status", "active") != "active"]
-    conn = _connect_rw(location)
-    try:
-        conn.execute("BEGIN IMMEDIATE")
+    with _transaction(_connect_rw(location)) as conn:
         version = _meta(conn, "version")
         if version and version != INDEX_VERSION:  # another automem's layout: its next reader rebuilds it
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', 'stale')")
-            conn.execute("COMMIT")
             return
         if generation is not None:
             stamp = _meta(conn, "generation")
@@ -285,13 +298,6 @@ def apply(location: Location, put: Sequence[Any] = (), drop: Sequence[str] = (),
                          (f"pending:{generation}" if fresh else "stale",))
         _put(conn, active)
         _drop(conn, drop)
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    finally:
-        conn.close()
 
 
 def mark_stale(location: Location) -> None:
@@ -328,8 +334,7 @@ def rebuild(location: Location, memories: Iterable[Any], stamp: str) -> int:
                 pass
         conn = _connect_rw(location)
     n = 0
-    try:
-        conn.execute("BEGIN IMMEDIATE")
+    with _transaction(conn):
         conn.execute("DROP TABLE IF EXISTS memories")  # derived data: rebuilt in this version's layout
         conn.execute("DROP TABLE IF EXISTS words")
         for statement in _SCHEMA.split(";"):
@@ -349,13 +354,6 @@ def rebuild(location: Location, memories: Iterable[Any], stamp: str) -> int:
         conn.execute("DELETE FROM recalls WHERE id NOT IN (SELECT id FROM memories)")
         for key, value in (("version", INDEX_VERSION), ("generation", stamp), ("built_at", str(time.time()))):
             conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    finally:
-        conn.close()
     return n
 
 
