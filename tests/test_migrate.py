@@ -37,7 +37,7 @@ def fill(store: Store) -> None:
                                profile="blog-writer", room="kanban", task_id="t_42")], now=1700000400)
     store.import_memories([Memory(id="m_imported", text="Imported from mem0: likes green tea", wing="user",
                                   profile="default", room="import", created_at=5, updated_at=6,
-                                  extra={"source": "mem0", "score": 0.5, "pinned": True})])
+                                  extra={"source": "mem0", "score": 0.5, "mem0_pinned": True})])
 
 
 def raw(store: Store) -> dict:
@@ -96,7 +96,7 @@ def test_round_trip_embedded_server_embedded_is_lossless(capsys, tmp_path, chrom
     assert final.tombstones() == [tomb]
     assert final.collection.configuration_json["embedding_function"]["name"] == "automem-usem3"
     every = {m.id: m for m in final.list(profile=None, include_hidden=True)}
-    assert every["m_imported"].extra == {"source": "mem0", "score": 0.5, "pinned": True}
+    assert every["m_imported"].extra == {"source": "mem0", "score": 0.5, "mem0_pinned": True}  # keys automem does not own
     # A working store: the write path decides against what was copied.
     [again] = remember(final, [Candidate("项目改用Python 3.12", wing="instruction", profile="blog-writer")])
     assert again.action == "duplicate"

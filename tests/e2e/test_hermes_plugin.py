@@ -344,7 +344,7 @@ def test_new_then_exit_delivers_the_old_session_twice_and_it_is_one_job(env):
 def test_the_automem_folder_is_owner_only_after_the_sessions(env):
     """Every `hermes chat` above ran under umask 0o022: still no file or folder readable by group or others."""
     automem = env.h.root / "automem"
-    assert (automem / "chroma" / "chroma.sqlite3").is_file() and (automem / "cache" / "recall.json").is_file()
+    assert (automem / "chroma" / "chroma.sqlite3").is_file() and (automem / "index" / "recall.sqlite3").is_file()
     loose = [f"{p.relative_to(env.h.root)} {oct(stat.S_IMODE(p.lstat().st_mode))}"
              for p in [automem, *automem.rglob("*")] if not p.is_symlink() and stat.S_IMODE(p.lstat().st_mode) & 0o077]
     assert loose == []
