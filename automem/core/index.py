@@ -508,17 +508,6 @@ def _visible_count(conn: sqlite3.Connection, cond: str, params: list) -> int:
     return _COUNTS[key]
 
 
-def keyword_hits(location: Location, query: str, where: dict | None = None, limit: int = 20
-                 ) -> list[tuple[RecallItem, float]]:
-    """The hits of `keyword_search`."""
-    return keyword_search(location, query, where, limit)[0]
-
-
-def term_weights(location: Location, query: str, where: dict | None = None) -> dict[str, float]:
-    """The weights of `keyword_search`."""
-    return keyword_search(location, query, where, 1)[1]
-
-
 def _stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):

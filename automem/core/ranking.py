@@ -76,18 +76,3 @@ def fuse(query: str, vector_hits: Sequence[tuple[T, float]], keyword_hits: Seque
     scored.sort(key=lambda r: (r[0], r[1]))
     return [(item, dist) for _, _, item, dist in scored[:k]]
 
-
-def keyword_rank(query: str, keyword_hits: Sequence[tuple[T, float]], text_of, k: int,
-                 concept_weight: float, coverage: Callable[[str], float] | None = None) -> list[tuple[T, float]]:
-    """Without the embedding model (a fresh process's first turn): the keyword hits ((item, BM25 score)) by
-    bm25 / best bm25 * coverage + concept_weight * query_overlap; returned as (item, that score)."""
-    best = max((s for _, s in keyword_hits), default=0.0)
-    scored = []
-    for order, (item, score) in enumerate(keyword_hits):
-        kw = score / best if best > 0 else 0.0
-        if coverage is not None:
-            kw *= coverage(text_of(item))
-        s = kw + concept_weight * query_overlap(query, text_of(item))
-        scored.append((-s, order, item))
-    scored.sort(key=lambda r: (r[0], r[1]))
-    return [(item, -neg) for neg, _, item in scored[:k]]

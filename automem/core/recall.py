@@ -33,13 +33,10 @@ BLOCK_WINGS = ("user", "instruction")  # the system-prompt block: persona and in
 
 # -- the index (automem.core.index) ---------------------------------------------------------------------------
 def _generation(location: Location, config: Config) -> int | None:
-    if config.chroma_url:
-        return None
-    try:
-        with open(location.automem_dir / "generation", encoding="ascii") as fh:
-            return int(fh.read().strip() or 0)
-    except (OSError, ValueError):
-        return 0
+    """The embedded store's write generation; None on a Chroma server (it has none)."""
+    from .store import read_generation
+
+    return None if config.chroma_url else read_generation(location)
 
 
 def ensure_index(location: Location, config: Config, open_store: Callable[[], Any] | None = None) -> None:
@@ -211,16 +208,17 @@ def select_prefetch_keyword(location: Location, query: str, profile: str, config
                             exclude: Iterable[str] = (), scopes: Sequence[str] = (OWNER,),
                             where: dict | None = None) -> list[RecallItem]:
     """The first turn of a fresh process, without the embedding model: the index's keyword matches, ranked by
-    BM25 and shared concepts (`automem.core.ranking.keyword_rank`), those sharing too little left out."""
-    from .ranking import keyword_rank
+    BM25 and shared concepts (`automem.core.ranking.fuse` without its vector half), those sharing too little left
+    out."""
+    from .ranking import fuse
 
     skip = set(exclude)
     flt = visible_where(profile, config.shared_wings, extra=where, scopes=scopes)
     pool = max(config.recall_pool, config.recall_max_items)
     found, weights = index.keyword_search(location, query, flt, limit=pool + len(skip))
-    hits = [(i, s) for i, s in found if i.id not in skip]
-    ranked = keyword_rank(query, hits, lambda i: i.text, pool, config.recall_rerank_weight,
-                          coverage=lambda text: index.coverage(weights, text))
+    hits = [(i, s, 1.0) for i, s in found if i.id not in skip]  # distance 1: no similarity term
+    ranked = fuse(query, [], hits, lambda i: i.id, lambda i: i.text, pool, 1.0,
+                  config.recall_rerank_weight, coverage=lambda text: index.coverage(weights, text))
     chosen = [i for i, _ in ranked if keyword_share(query, i.text) >= MIN_KEYWORD_SHARE]
     return fit_budget(chosen, profile, config.recall_max_items, config.recall_max_chars)
 
@@ -273,19 +271,27 @@ TASK_ROOM = "kanban"
 
 def prefetch_block(location: Location, config: Config, query: str, *, store=None,
                    exclude: Iterable[str] = (), scopes: Sequence[str] = (OWNER,)) -> tuple[str, list[str]]:
-    """(block text, ids shown) relevant to `query`: the hybrid ranking with a warm `store`, else its keyword half.
+    """(block text, ids shown) relevant to `query`: the hybrid ranking with a warm `store`, else as the root's
+    resident recall process computes it (`automem.core.resident`: a fresh process gets it without chromadb or the
+    model; when none answers in time one is started for the next process), else the ranking's keyword half.
 
     Kanban task records are left out: a worker's query is only "work kanban task t_…", which would match every
     task record on the word "kanban"; past tasks reach workers through the relevance-ranked kanban block."""
     if not query or not query.strip():
         return "", []
+    from . import resident
+
+    where = {"room": {"$ne": TASK_ROOM}}
+    k = max(config.recall_max_items, 5)
     if store is not None:
-        hits = store.recall(query, k=max(config.recall_max_items, 5), profile=location.profile,
-                            where={"room": {"$ne": TASK_ROOM}}, scopes=scopes)
+        hits = store.recall(query, k=k, profile=location.profile, where=where, scopes=scopes)
         items = select_prefetch_vector(hits, location.profile, config, exclude, query)
+    elif (answered := resident.recall_hits(location, config, query, scopes=scopes, k=k, where=where)) is not None:
+        backed = {m.id for m, _, b in answered if b}
+        items = select_prefetch_vector([(m, d) for m, d, _ in answered], location.profile, config, exclude, query,
+                                       backed=lambda m: m.id in backed)
     else:
         ensure_index(location, config)
-        items = select_prefetch_keyword(location, query, location.profile, config, exclude, scopes,
-                                        where={"room": {"$ne": TASK_ROOM}})
+        items = select_prefetch_keyword(location, query, location.profile, config, exclude, scopes, where=where)
     index.note_recalled(location, [i.id for i in items])
     return format_prefetch(items, location.profile), [i.id for i in items]

@@ -62,11 +62,7 @@ class Store:
 
     def generation(self) -> int:
         """A number that grows with every write from any process on this machine (0 before the first)."""
-        try:
-            with open(self._generation_file, encoding="ascii") as fh:
-                return int(fh.read().strip() or 0)
-        except (OSError, ValueError):
-            return 0
+        return read_generation(self.location)
 
     def _bump_generation(self) -> None:
         # Called under the write lock. Atomic replace: readers without the lock never see a torn number.
@@ -634,6 +630,15 @@ class Store:
             per_status[mem.status] = per_status.get(mem.status, 0) + 1
         return {"total": total, "by_profile": per_profile, "active_by_wing": per_wing, "by_status": per_status,
                 "backend": self.backend}
+
+
+def read_generation(location: Location) -> int:
+    """The embedded store's write generation at `location` (0 before the first write); readable without Chroma."""
+    try:
+        with open(location.automem_dir / "generation", encoding="ascii") as fh:
+            return int(fh.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
 
 
 def tombstone_key(profile: str, text: str, scope: str = OWNER) -> str:

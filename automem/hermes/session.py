@@ -343,37 +343,11 @@ class HermesSession:
     def prefetch(self, query: str) -> str:
         from ..core.recall import prefetch_block
 
-        if not self.warm and query and query.strip():
-            text = self._prefetch_resident(query)
-            if text is not None:
-                return text
         store = self._store if self.warm else None
         text, ids = prefetch_block(self.location, self.config, query, store=store, exclude=self._shown,
                                    scopes=self.identity.reads)
         self._shown.update(ids)
         return text
-
-    def _prefetch_resident(self, query: str) -> str | None:
-        """The vector prefetch as the root's resident process computes it (`automem.core.resident`): a fresh
-        process gets it without importing chromadb or loading the model. None: no resident answered in time (one
-        is started for the next process); the caller then does the lexical match."""
-        from ..core import resident
-        from ..core.recall import TASK_ROOM, format_prefetch, select_prefetch_vector
-
-        if not resident.enabled(self.config):
-            return None
-        hits = resident.recall_hits(self.location, self.config, query, scopes=self.identity.reads,
-                                    k=max(self.config.recall_max_items, 5), where={"room": {"$ne": TASK_ROOM}})
-        if hits is None:
-            return None
-        backed = {m.id for m, _, b in hits if b}
-        items = select_prefetch_vector([(m, d) for m, d, _ in hits], self.location.profile, self.config,
-                                       self._shown, query, backed=lambda m: m.id in backed)
-        self._shown.update(i.id for i in items)
-        from ..core import index
-
-        index.note_recalled(self.location, [i.id for i in items])
-        return format_prefetch(items, self.location.profile)
 
     def queue_prefetch(self, query: str) -> None:
         """After a turn: warm the store and the model in the background for the next turns (long-lived sessions)."""

@@ -17,6 +17,7 @@ from ..errors import AutomemError
 from ..paths import Location
 from ..core.memory import WINGS
 from ..core import index
+from ..core.store import read_generation
 from ..extract.spool import spool_stats
 
 LOG_TAIL_BYTES = 256 * 1024  # the last extraction is near the end; a long log is not read whole
@@ -65,17 +66,9 @@ def memory_counts(loc: Location, cfg: Config) -> dict | None:
     if not stamp:
         return None
     counts = index.counts(loc)
-    gen = None if cfg.chroma_url else _generation(loc)
+    gen = None if cfg.chroma_url else read_generation(loc)
     return {"owner": counts["owner"], "others": counts["others"], "capped": False,
             "fresh": index.is_fresh(loc, gen), "built_at": built_at}
-
-
-def _generation(loc: Location) -> int:
-    try:
-        with open(loc.automem_dir / "generation", encoding="ascii") as fh:
-            return int(fh.read().strip() or 0)
-    except (OSError, ValueError):
-        return 0
 
 
 def describe_memories(loc: Location, cfg: Config, snap: dict | None) -> dict:
