@@ -48,6 +48,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+sys.path.insert(1, str(Path(__file__).resolve().parent))  # its sibling scripts
+from revision import commit  # noqa: E402
 
 SEED = 20261203
 EMBED_SAMPLE = 2000
@@ -422,18 +424,6 @@ def rows_of(results: list[dict]) -> list[tuple[str, list[str]]]:
          col(lambda r: f"{sum(bool(f.get('resident_up')) for f in r['fresh'])}/{len(r['fresh'])}")),
         ("fresh: peak RSS (MB)", col(lambda r: f"{max(f['rss_kb'] for f in r['fresh']) / 1024:.0f}")),
     ]
-
-
-def commit() -> str:
-    """HEAD (short), or $AUTOMEM_COMMIT for a copy outside git (e.g. a `git archive` export)."""
-    if os.environ.get("AUTOMEM_COMMIT"):
-        return os.environ["AUTOMEM_COMMIT"]
-    try:
-        sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10).stdout.strip()
-        return sha or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:

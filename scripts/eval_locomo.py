@@ -37,7 +37,6 @@ import os
 import re
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,6 +46,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+sys.path.insert(1, str(Path(__file__).resolve().parent))  # its sibling scripts
+from revision import commit  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 SPLITS = {"tune": ("26", "30", "41"), "held-out": ("42", "43")}
@@ -305,20 +306,6 @@ def groups(rows: list[dict], convs: list[dict], split: str) -> dict[str, list[di
             out[name] = sub
     out["all"] = rows
     return out
-
-
-def commit() -> str:
-    """HEAD (short), or $AUTOMEM_COMMIT for a copy outside git (e.g. a `git archive` export)."""
-    if os.environ.get("AUTOMEM_COMMIT"):
-        return os.environ["AUTOMEM_COMMIT"]
-    try:
-        sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "automem"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return sha + ("+dirty(automem/)" if dirty else "") if sha else "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def print_table(result: dict, table: dict[str, dict], convs: list[dict], k: int) -> None:
