@@ -1,8 +1,10 @@
-"""Recall ranking: the vector order, re-ranked by the concepts a memory shares with the question."""
+"""Recall ranking: the vector and keyword halves fused, with the concepts a memory shares with the question."""
 
 from __future__ import annotations
 
-from automem.core.ranking import query_overlap, rerank
+import random
+
+from automem.core.ranking import fuse, query_overlap
 from automem.core.write_path import Candidate, remember
 
 
@@ -12,24 +14,45 @@ def test_overlap_meets_across_languages():
     assert query_overlap("你喜欢什么颜色", "The deploy runs at 3am") == 0
 
 
-def test_rerank_moves_a_memory_sharing_the_question_concepts_up_and_keeps_distances():
+def test_fuse_moves_a_memory_sharing_the_question_concepts_up_and_keeps_distances():
     hits = [("unrelated", 0.50), ("shares concepts", 0.55)]
     texts = {"unrelated": "每篇文章末尾都要列出参考链接", "shares concepts": "Migrated the CI pipeline to GitHub Actions"}
-    ranked = rerank("我们的持续集成现在跑在哪里？", hits, texts.get, k=2, weight=0.4)
+    ranked = fuse("我们的持续集成现在跑在哪里？", hits, [], str, texts.get, k=2, keyword_weight=2.0, concept_weight=0.4)
     assert [item for item, _ in ranked] == ["shares concepts", "unrelated"]
     assert dict(ranked) == dict(hits)  # distances unchanged
-    assert rerank("我们的持续集成现在跑在哪里？", hits, texts.get, k=1, weight=0) == hits[:1]
+    assert fuse("我们的持续集成现在跑在哪里？", hits, [], str, texts.get, k=1, keyword_weight=2.0,
+                concept_weight=0) == hits[:1]
 
 
-def test_store_recall_is_the_search_pool_reranked_within_visibility(store):
+def test_fuse_analyses_only_candidates_that_can_reach_the_top_k_and_ranks_as_if_it_analysed_all():
+    rnd = random.Random(7)
+    words = ["coffee", "vim", "deploy", "Chengdu", "咖啡", "编辑器", "部署", "成都", "blog", "博客"]
+    for trial in range(30):
+        texts = {f"m{i}": " ".join(rnd.sample(words, 3)) for i in range(40)}
+        vector = [(i, rnd.uniform(0.2, 1.0)) for i in texts]
+        keyword = [(i, rnd.uniform(0.1, 9.0), dict(vector)[i]) for i in rnd.sample(sorted(texts), 12)]
+        query = " ".join(rnd.sample(words, 2))
+        analysed = []
+
+        def text_of(i):
+            analysed.append(i)
+            return texts[i]
+
+        got = fuse(query, vector, keyword, str, text_of, k=5, keyword_weight=2.0, concept_weight=0.4)
+        best = max(s for _, s, _ in keyword)
+        kw = {i: s / best for i, s, _ in keyword}
+        full = sorted(texts, key=lambda i: (-((1 - dict(vector)[i]) + 2.0 * kw.get(i, 0.0)
+                                               + 0.4 * query_overlap(query, texts[i])), list(texts).index(i)))
+        assert [i for i, _ in got] == full[:5], trial
+        assert len(set(analysed)) < len(texts)
+
+
+def test_store_recall_finds_the_other_language_within_visibility(store):
     remember(store, [Candidate("Migrated the CI pipeline from Jenkins to GitHub Actions", wing="episodic"),
                      Candidate("用户喜欢暗色模式", wing="user", profile="editor"),
                      Candidate("每篇文章末尾都要列出参考链接", wing="instruction"),
                      Candidate("Every post needs a cover image", wing="instruction")])
     query = "持续集成用的是什么？"
-    pool = store.search(query, k=store.config.recall_pool, profile="default")
-    expected = rerank(query, pool, lambda m: m.text, 3, store.config.recall_rerank_weight)
     got = store.recall(query, k=3, profile="default")
-    assert [m.id for m, _ in got] == [m.id for m, _ in expected]
     assert got[0][0].text.startswith("Migrated the CI pipeline")
     assert all(m.profile == "default" for m, _ in got)  # editor's persona stays invisible

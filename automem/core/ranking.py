@@ -29,19 +29,6 @@ def query_overlap(query: str, text: str) -> float:
     return sum(min(w, t[k]) for k, w in q.items() if k in t) / total
 
 
-def rerank(query: str, hits: Sequence[tuple[T, float]], text_of, k: int, weight: float) -> list[tuple[T, float]]:
-    """The `k` best of `hits` ((item, cosine distance), nearest first) by distance - weight * overlap.
-
-    Distances are returned unchanged, so callers' distance cut-offs keep their meaning.
-    """
-    if weight <= 0:
-        return list(hits[:k])
-    scored = [(dist - weight * query_overlap(query, text_of(item)), i, item, dist)
-              for i, (item, dist) in enumerate(hits)]
-    scored.sort(key=lambda s: (s[0], s[1]))
-    return [(item, dist) for _, _, item, dist in scored[:k]]
-
-
 def fuse(query: str, vector_hits: Sequence[tuple[T, float]], keyword_hits: Sequence[tuple[T, float, float]],
          id_of, text_of, k: int, keyword_weight: float, concept_weight: float,
          coverage: Callable[[str], float] | None = None) -> list[tuple[T, float]]:
@@ -65,14 +52,18 @@ def fuse(query: str, vector_hits: Sequence[tuple[T, float]], keyword_hits: Seque
     for item, score, dist in keyword_hits:
         entry = cands.setdefault(id_of(item), [item, float(dist), 0.0])
         entry[2] = score / best if best > 0 else 0.0
-    scored = []
+    base = []
     for order, (item, dist, kw) in enumerate(cands.values()):
         if kw and coverage is not None:
             kw *= coverage(text_of(item))
-        s = (1.0 - dist) + keyword_weight * kw
-        if concept_weight > 0:
-            s += concept_weight * query_overlap(query, text_of(item))
-        scored.append((-s, order, item, dist))
-    scored.sort(key=lambda r: (r[0], r[1]))
-    return [(item, dist) for _, _, item, dist in scored[:k]]
+        base.append(((1.0 - dist) + keyword_weight * kw, order, item, dist))
+    if concept_weight > 0 and base:
+        # The concept bonus is at most concept_weight: a candidate that stays below the k-th best score without it
+        # even with the full bonus cannot enter the top k, so its text is never analysed (the same result, and
+        # the cost no longer follows how many candidates the store returns).
+        floor = sorted((b[0] for b in base), reverse=True)[min(k, len(base)) - 1] - concept_weight
+        base = [(s + concept_weight * query_overlap(query, text_of(item)), order, item, dist)
+                for s, order, item, dist in base if s >= floor]
+    base.sort(key=lambda r: (-r[0], r[1]))
+    return [(item, dist) for _, _, item, dist in base[:k]]
 
