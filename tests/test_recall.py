@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -261,3 +262,26 @@ def test_an_index_of_another_layout_is_rebuilt_and_never_written_into(store, loc
     assert "vim" in text and "上海" in text
     assert index.stamp_of(location)[0] and index.is_fresh(location, store.generation() if store.backend == "embedded"
                                                           else None)
+
+
+def test_keyword_search_skips_terms_most_of_a_large_store_holds_but_still_weighs_them(location):
+    # 2,400 memories say "coffee" (past COMMON_DF): scoring that term would read all of them, and its cost would
+    # grow with the store. The rare word finds the candidates; the common one still counts in their coverage.
+    common = [item(i, f"The user had coffee number {i} at the office", profile="default" if i % 2 else "work")
+              for i in range(2400)]
+    rare = [item(5000 + i, f"The user likes coffee with cardamom, cup {i}") for i in range(3)]
+    index.apply(location, put=common + rare, generation=None)
+    assert index.COMMON_DF < 2400
+    where = {"profile": "default"}
+    hits, weights = index.keyword_search(location, "coffee with cardamom", where, limit=10)
+    assert {h.id for h, _ in hits} == {r.id for r in rare}
+    assert weights["coffee"] < weights["cardamom"]
+    assert index.coverage(weights, rare[0].text) == pytest.approx(1.0)
+    assert 0 < index.coverage(weights, common[1].text) < 0.3
+    # The visible frequency of a common term is estimated from its share of the store (half is visible here).
+    n_visible = 1200 + 3
+    assert weights["coffee"] == pytest.approx(
+        math.log(1 + (n_visible - index.DF_CAP + 0.5) / (index.DF_CAP + 0.5)), rel=0.01)
+    # When every term of the question is that common, the rarest ones are still searched: never nothing.
+    hits, _ = index.keyword_search(location, "coffee", where, limit=5)
+    assert len(hits) == 5 and all(h.profile == "default" for h, _ in hits)
