@@ -212,3 +212,28 @@ def test_import_keeps_ids_and_metadata(store):
     store.import_memories([mem])
     [back] = store.get(["m_custom"])
     assert back.to_json() == mem.to_json()
+
+
+def test_search_within_a_small_share_of_the_store_is_the_filtered_query_and_reads_no_other_records(store):
+    # 30 of 330 memories are visible to "rare": the nearest unfiltered neighbours hold too few of them, so search
+    # widens its unfiltered query (visibility from the recall index) instead of Chroma's filtered query, whose cost
+    # follows how many memories the filter matches. The answer must be exactly the filtered query's.
+    topics = ["coffee", "vim", "deploy", "Chengdu", "piano", "billing", "咖啡", "编辑器", "部署", "成都", "钢琴"]
+    mems = []
+    for i in range(330):
+        profile = "rare" if i % 11 == 0 else "common"
+        text = f"Memory {i} about {topics[i % len(topics)]} and {topics[(i * 7) % len(topics)]}, number {i * 31 % 997}"
+        mems.append(Memory(id=memory_id(profile, "episodic", text), text=text, wing="episodic", profile=profile,
+                           room="import", created_at=i, updated_at=i))
+    store.import_memories(mems)
+    store.ensure_index()
+    flt = store.where("rare")
+    embedding = store.embed(["Where did I drink coffee in Chengdu?"])[0]
+    res = store.collection.query(query_embeddings=[embedding], n_results=12, where=flt,
+                                 include=["distances"])
+    got = store.search(embedding=embedding, k=12, profile="rare")
+    assert [m.id for m, _ in got] == res["ids"][0]
+    assert [round(d, 5) for _, d in got] == [round(d, 5) for d in res["distances"][0]]
+    assert all(m.profile == "rare" for m, _ in got)
+    if store.backend == "embedded":
+        assert store._nearest_by_index(embedding, 12, flt) == got  # the index path answered, not the metadata one

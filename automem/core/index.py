@@ -401,6 +401,30 @@ def items(location: Location, where: dict | None = None) -> list[RecallItem]:
         conn.close()
 
 
+def visible_ids(location: Location, ids: Sequence[str], where: dict | None) -> set[str] | None:
+    """Which of `ids` are active memories passing `where`, as the index holds them; None when it cannot say (no
+    index, or a filter on a field it does not hold)."""
+    try:
+        cond, params = where_sql(where)
+    except ValueError:
+        return None
+    conn = _connect_ro(location)
+    if conn is None:
+        return None
+    try:
+        out: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start:start + 500])
+            out.update(r[0] for r in conn.execute(
+                f"SELECT m.id FROM memories m WHERE m.id IN ({','.join('?' * len(chunk))}) AND {cond}",
+                chunk + params))
+        return out
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
 def block_candidates(location: Location, where: dict | None = None, per_signal: int = 300) -> list[RecallItem]:
     """What the system block may choose from, without reading every memory: the pinned ones, and for each other
     signal (restated, recalled, newest) the `per_signal` memories that lead on it. A memory outside all of these
