@@ -245,6 +245,21 @@ def test_single_instance_and_idle_exit(seeded, servers):
     assert '"reason": "idle"' in seeded.log_file.read_text(encoding="utf-8")
 
 
+def test_a_root_removed_while_the_resident_warms_up_is_not_brought_back_to_life(seeded, servers):
+    import shutil
+
+    proc = servers.start(seeded, wait=False)
+    deadline = time.monotonic() + 30
+    while not resident.lock_path(seeded).exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert resident.lock_path(seeded).exists() and proc.poll() is None  # started, now opening the store
+    gone = seeded.root.parent / "removed"
+    os.rename(seeded.automem_dir, gone)  # the temporary root goes, as a test's or a benchmark's does (renamed
+    shutil.rmtree(gone, ignore_errors=True)  # first: the resident may be writing into it while it goes)
+    assert proc.wait(60) == 0, "the resident kept serving a root that was removed"
+    assert not resident.socket_path(seeded).exists()
+
+
 def test_a_killed_servers_socket_is_replaced_and_another_version_makes_it_exit(seeded, servers):
     first = servers.start(seeded)
     os.kill(first.pid, signal.SIGKILL)

@@ -447,6 +447,12 @@ def serve(location: Location, config: Config | None = None, idle_s: float | None
     location = Location(location.root, "default")
     if not location.automem_dir.is_dir():
         return 0
+    # The folder we serve, by inode: a root removed while we warm up (a test's or a benchmark's temporary root)
+    # would be brought back by opening the store; a new folder under the same name is not ours to keep alive.
+    root_ino = _ino(location.automem_dir)
+
+    def root_gone() -> bool:
+        return _ino(location.automem_dir) != root_ino
     lock = FileLock(str(lock_path(location)), mode=0o600)
     try:
         lock.acquire(timeout=0)
@@ -472,6 +478,8 @@ def serve(location: Location, config: Config | None = None, idle_s: float | None
             started = time.process_time()
             resident = Resident(location, config, idle_s)
             resident.warm()
+            if root_gone():
+                return 0  # removed while the store opened (which made its folders again): nobody to answer
             path = socket_path(location)
             if path.parent != location.automem_dir:
                 _prepare_short_dir(path)
@@ -518,7 +526,7 @@ def serve(location: Location, config: Config | None = None, idle_s: float | None
             if now - resident.last_request >= resident.idle_s:
                 resident.stop_reason = "idle"
                 break
-            if _ino(path) != bound_ino or not location.automem_dir.is_dir():
+            if _ino(path) != bound_ino or root_gone():
                 resident.stop_reason = "socket removed"
                 break
             if now - refreshed >= TICK_S:
@@ -526,7 +534,7 @@ def serve(location: Location, config: Config | None = None, idle_s: float | None
                 refreshed = now
         if resident.stop_reason == "version":
             time.sleep(0.05)  # the answer's last bytes leave before the socket goes
-        if location.automem_dir.is_dir():  # not into a root that was removed (the log would bring its folder back)
+        if not root_gone():  # not into a root that was removed (the log would bring its folder back)
             log_event(location, "resident_stopped", reason=resident.stop_reason or "stop")
         return 0
     finally:
