@@ -285,3 +285,17 @@ def test_keyword_search_skips_terms_most_of_a_large_store_holds_but_still_weighs
     # When every term of the question is that common, the rarest ones are still searched: never nothing.
     hits, _ = index.keyword_search(location, "coffee", where, limit=5)
     assert len(hits) == 5 and all(h.profile == "default" for h, _ in hits)
+
+
+def test_block_candidates_walk_each_signal_in_order_and_find_an_old_often_recalled_memory(location):
+    mems = [item(i, f"The user likes tea number {i}", t=1000 + i) for i in range(40)]
+    index.apply(location, put=mems, generation=None)
+    for _ in range(3):
+        index.note_recalled(location, [mems[0].id])  # the oldest, recalled three times
+    index.note_recalled(location, [mems[1].id, "m_gone"])  # a count for a memory the index no longer holds
+    got = {i.id for i in index.block_candidates(location, {"profile": "default"}, per_signal=5)}
+    newest = {m.id for m in mems[-5:]}
+    assert got == newest | {mems[0].id, mems[1].id}
+    # the recalled ones come out of the recalls table in count order, not by scanning every memory
+    assert [i.id for i in index.block_candidates(location, {"profile": "default"}, per_signal=1)
+            if i.id not in newest] == [mems[0].id]

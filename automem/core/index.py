@@ -443,8 +443,8 @@ def block_candidates(location: Location, where: dict | None = None, per_signal: 
                    by.format("memories_by_restated") +
                    f" WHERE {cond} AND m.restated > 0 ORDER BY m.restated DESC, m.updated_at DESC LIMIT ?",
                    f"SELECT m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, m.pinned, "
-                   f"m.restated, r.n FROM recalls r JOIN memories m ON m.id = r.id WHERE {cond} ORDER BY r.n DESC "
-                   f"LIMIT ?",
+                   f"m.restated, r.n FROM recalls r INDEXED BY recalls_by_n CROSS JOIN memories m ON m.id = r.id "
+                   f"WHERE {cond} ORDER BY r.n DESC LIMIT ?",  # CROSS JOIN: the recalls walked in order, not every memory
                    by.format("memories_by_time") + f" WHERE {cond} ORDER BY m.updated_at DESC LIMIT ?"]
         for sql in queries:
             for item in _items(conn.execute(sql, [*params, per_signal]).fetchall()):
