@@ -299,3 +299,40 @@ def test_block_candidates_walk_each_signal_in_order_and_find_an_old_often_recall
     # the recalled ones come out of the recalls table in count order, not by scanning every memory
     assert [i.id for i in index.block_candidates(location, {"profile": "default"}, per_signal=1)
             if i.id not in newest] == [mems[0].id]
+
+
+def test_the_tally_counts_what_a_reader_may_see_through_every_kind_of_write(location):
+    import sqlite3
+
+    def counted(where):
+        conn = index._connect_ro(location)
+        try:
+            cond, params = index.where_sql(where)
+            by_rows = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {cond}", params).fetchone()[0]
+            return index._visible_count(conn, cond, params, tallied=True), by_rows
+        finally:
+            conn.close()
+
+    where = {"$and": [{"status": "active"}, {"scope": ""}, {"$or": [{"profile": "default"}, {"wing": "instruction"}]}]}
+    mems = [item(i, f"Memory number {i} about tea", wing=("user", "instruction", "episodic")[i % 3],
+                 profile=("default", "work")[i % 2]) for i in range(30)]
+    index.apply(location, put=mems, generation=None)
+    assert counted(where)[0] == counted(where)[1] == 20
+    moved = RecallItem(**{**mems[0].__dict__, "scope": "user:telegram:1"})  # the same memory, now in a person's scope
+    index.apply(location, put=[moved], drop=[mems[2].id, mems[3].id, "m_unknown"], generation=None)
+    a, b = counted(where)
+    assert a == b == 18  # the moved one and the dropped default one leave the owner's view (m_3 was work's)
+    # an index from before the tally: readers count rows until its next writer fills the tally once
+    conn = sqlite3.connect(str(index.index_path(location)))
+    conn.execute("DELETE FROM meta WHERE key = 'tally'")
+    conn.execute("DELETE FROM tally")
+    conn.commit()
+    conn.close()
+    hits, weights = index.keyword_search(location, "tea", where, limit=3)
+    assert hits and weights["tea"] > 0  # answered by counting rows
+    index.apply(location, put=[item(99, "One more memory about tea")], generation=None)
+    a, b = counted(where)
+    assert a == b == 19
+    index.rebuild(location, mems, "7")
+    a, b = counted(where)
+    assert a == b == 20
