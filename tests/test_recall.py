@@ -336,3 +336,21 @@ def test_the_tally_counts_what_a_reader_may_see_through_every_kind_of_write(loca
     index.rebuild(location, mems, "7")
     a, b = counted(where)
     assert a == b == 20
+
+
+def test_a_store_that_was_opened_but_given_nothing_has_an_index_so_hermes_never_loads_chroma_for_it(tmp_path):
+    # The first session's drainer opens the store and may store nothing; the next Hermes start must not load
+    # Chroma to rebuild an index of nothing.
+    from automem.core.store import Store
+
+    location = Location(tmp_path / "fresh-root", "default")
+    store = Store(location, Config())
+    assert store.count() == 0
+    store.close()
+    assert (location.chroma_dir / "chroma.sqlite3").exists()
+
+    def no_store():
+        raise AssertionError("the start path opened the store")
+
+    text, ids = recall.system_prompt_block(location, Config(), open_store=no_store)
+    assert ids == [] and index.is_fresh(location, 0)
