@@ -257,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{result['overhead_paired_median_pct']:+.1f} %  (target: at most +5 %)")
     print(f"  CPU time of the hermes process: without {ca['median']:.3f} s, with {cb['median']:.3f} s (medians): "
           f"{overhead_cpu:+.1f} %; + the resident's CPU answering each run: {cr['median']:.3f} s, "
-          f"{overhead_cpu_resident:+.1f} % (median of the pairs {result['overhead_cpu_with_resident_paired_median_pct']:+.1f} %)")
+          f"{overhead_cpu_resident:+.1f} % (median of the pairs "
+          f"{result['overhead_cpu_with_resident_paired_median_pct']:+.1f} %)")
     if result["resident_cpu_per_run_s"]:
         print(f"  resident recall process: {result['residents_seen']} seen, CPU per run median "
               f"{result['resident_cpu_per_run_s']['median'] * 1000:.0f} ms, start-up CPU "

@@ -11,8 +11,9 @@ instruction and the profiles default / work / family, 5..200 characters, all dif
   texts in one call, model already loaded) is measured once, in the first loader;
 * warm, in the loader process after the import: `Store.recall(q, k=5, profile="default")` p50/p95 over 20
   questions (and the same for "family", the smallest profile, a fifth of the store: most of a question's nearest
-  neighbours belong to other profiles), and one write through `automem.core.write_path.remember(store, [Candidate(text)])`, median of 5 (the
-  snapshot refresh those writes cause happens at close, timed on its own);
+  neighbours belong to other profiles), and one write through
+  `automem.core.write_path.remember(store, [Candidate(text)])`, median of 5 (the snapshot refresh those writes
+  cause happens at close, timed on its own);
 * one write in a fresh process: `python -m automem add TEXT --hermes-home ROOT --no-judge` (the offline rules
   decide; no LLM judge is asked), wall time, median of 3 different texts;
 * one session-end job: `python -m automem extract tests/data/sample_conversation.json --backend rules
@@ -413,8 +414,10 @@ def rows_of(results: list[dict]) -> list[tuple[str, list[str]]]:
         ("loader peak RSS (MB)", col(lambda r: f"{r['load_rss_kb'] / 1024:.0f}")),
         ("warm recall p50 (ms)", col(lambda r: f"{pct(r['load']['recall_ms'], .5):.1f}")),
         ("warm recall p95 (ms)", col(lambda r: f"{pct(r['load']['recall_ms'], .95):.1f}")),
-        ("warm recall, profile family (20%), p50 (ms)", col(lambda r: f"{pct(r['load']['recall_family_ms'], .5):.1f}")),
-        ("warm recall, profile family (20%), p95 (ms)", col(lambda r: f"{pct(r['load']['recall_family_ms'], .95):.1f}")),
+        ("warm recall, profile family (20%), p50 (ms)",
+         col(lambda r: f"{pct(r['load']['recall_family_ms'], .5):.1f}")),
+        ("warm recall, profile family (20%), p95 (ms)",
+         col(lambda r: f"{pct(r['load']['recall_family_ms'], .95):.1f}")),
         ("in-process remember, median of 5 (ms)", col(lambda r: f"{med(r['load']['remember_ms']):.0f}")),
         ("close after 5 writes: snapshot (s)", col(lambda r: f"{r['load']['close_after_writes_s']:.2f}")),
         ("`automem add` process, median of 3 (s)", col(lambda r: f"{med(c['wall_s'] for c in r['cli_add']):.2f}")),

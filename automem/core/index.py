@@ -471,8 +471,9 @@ def block_candidates(location: Location, where: dict | None = None, per_signal: 
                    by.format("memories_by_restated") +
                    f" WHERE {cond} AND m.restated > 0 ORDER BY m.restated DESC, m.updated_at DESC LIMIT ?",
                    f"SELECT m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, m.pinned, "
+                   # CROSS JOIN: the recalls are walked in count order (left to itself SQLite scans every memory)
                    f"m.restated, r.n FROM recalls r INDEXED BY recalls_by_n CROSS JOIN memories m ON m.id = r.id "
-                   f"WHERE {cond} ORDER BY r.n DESC LIMIT ?",  # CROSS JOIN: the recalls walked in order, not every memory
+                   f"WHERE {cond} ORDER BY r.n DESC LIMIT ?",
                    by.format("memories_by_time") + f" WHERE {cond} ORDER BY m.updated_at DESC LIMIT ?"]
         for sql in queries:
             for item in _items(conn.execute(sql, [*params, per_signal]).fetchall()):
@@ -503,10 +504,9 @@ def keyword_search(location: Location, query: str, where: dict | None = None, li
     memories the reader sees): a rare word ("pottery") weighs more than a common one ("going").
 
     The cost is bounded whatever the store's size: a term's visible frequency is counted only when it is rare
-    (DF_CAP), else estimated; a term held by more than
-    COMMON_DF memories is not searched on (the two rarest terms are, when every term is that common); and the best
-    BM25 candidates are taken from the keyword index first, then filtered by visibility, with the full filtered
-    query only when too few of them are visible."""
+    (DF_CAP), else estimated; a term held by more than COMMON_DF memories is not searched on (the two rarest terms
+    are, when every term is that common); and the best BM25 candidates are taken from the keyword index first, then
+    filtered by visibility, with the full filtered query only when too few of them are visible."""
     terms = query_terms(query)
     conn = _connect_ro(location) if terms else None
     if conn is None:
