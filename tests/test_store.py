@@ -237,3 +237,15 @@ def test_search_within_a_small_share_of_the_store_is_the_filtered_query_and_read
     assert all(m.profile == "rare" for m, _ in got)
     if store.backend == "embedded":
         assert store._nearest_by_index(embedding, 12, flt) == got  # the index path answered, not the metadata one
+
+
+def test_the_next_unfiltered_pool_follows_the_visible_share_and_gives_way_to_the_filtered_query():
+    from automem.core.store import WIDE_POOL, next_pool
+
+    assert next_pool(160, 40, 32, reads_metadata=True) == 400  # a fifth visible: twice what that suggests
+    assert next_pool(160, 40, 32, reads_metadata=False) == 400
+    assert next_pool(160, 40, 0, reads_metadata=True) is None  # nothing seen: reading metadata wider is not worth it
+    assert next_pool(160, 40, 0, reads_metadata=False) == WIDE_POOL  # ids only are cheap: look as far as allowed
+    assert next_pool(160, 40, 4, reads_metadata=True) is None  # it would ask for 3,200
+    assert next_pool(160, 40, 4, reads_metadata=False) == WIDE_POOL
+    assert next_pool(WIDE_POOL, 40, 30, reads_metadata=False) is None

@@ -312,68 +312,63 @@ class Store:
         flt = self.where(profile, wing=wing, wings=wings, extra=where, include_hidden=include_hidden, scopes=scopes,
                          inherit=inherit)
         k = max(1, k)
-
-        def query(n: int, filtered: bool) -> list[tuple[Memory, float]]:
-            with self._thread_lock:
-                try:
-                    res = self.collection.query(query_embeddings=[list(embedding)], n_results=n,
-                                                where=(flt or None) if filtered else None,
-                                                include=["documents", "metadatas", "distances"])
-                except Exception as exc:
-                    raise StoreError(f"search failed: {self._explain(exc)}") from None
-            return [(Memory.from_record(i, d, m), float(dist)) for i, d, m, dist in
-                    zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])]
-
         if not flt:
-            return query(k, False)
+            return self._query(embedding, k)
         if self.backend == "embedded" and not include_hidden:
             found = self._nearest_by_index(embedding, k, flt)
             if found is not None:
-                return found if found != "filtered" else query(k, True)
+                return found
         # Fast path: the nearest memories unfiltered, filtered here. Exact whenever it yields k visible ones (every
         # visible memory nearer than the k-th is among them). When too few were visible, a wider unfiltered query
-        # sized by the visible share just seen; Chroma's filtered query last: its cost follows how many memories
-        # the filter matches (0.3-0.6 s at 100k memories for one profile's share, against 15-40 ms unfiltered).
-        pool = max(SEARCH_POOL, 4 * k)
-        while True:
-            hits = query(pool, False)
+        # sized by the visible share just seen (`next_pool`); Chroma's filtered query last.
+        pool: int | None = max(SEARCH_POOL, 4 * k)
+        while pool is not None:
+            hits = self._query(embedding, pool)
             visible = [(m, d) for m, d in hits if matches(m.metadata(), flt)]
             if len(visible) >= k or len(hits) < pool:
                 return visible[:k]
-            wider = math.ceil(2 * pool * k / len(visible)) if visible else None
-            if wider is None or wider > WIDE_POOL or pool >= WIDE_POOL:
-                return query(k, True)
-            pool = wider
+            pool = next_pool(pool, k, len(visible), reads_metadata=True)
+        return self._query(embedding, k, flt)
 
-    def _nearest_by_index(self, embedding: Sequence[float], k: int, flt: dict):
+    def _query(self, embedding: Sequence[float], n: int, where: dict | None = None,
+               ids_only: bool = False) -> list[tuple[Any, float]]:
+        """One Chroma vector query: the `n` nearest (filtered by `where` when given) as (memory, cosine distance),
+        or with `ids_only` as (id, distance) without reading documents or metadata."""
+        include = ["distances"] if ids_only else ["documents", "metadatas", "distances"]
+        with self._thread_lock:
+            try:
+                res = self.collection.query(query_embeddings=[list(embedding)], n_results=n, where=where or None,
+                                            include=include)
+            except Exception as exc:
+                raise StoreError(f"search failed: {self._explain(exc)}") from None
+        if ids_only:
+            return [(i, float(dist)) for i, dist in zip(res["ids"][0], res["distances"][0])]
+        return [(Memory.from_record(i, d, m), float(dist)) for i, d, m, dist in
+                zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])]
+
+    def _nearest_by_index(self, embedding: Sequence[float], k: int, flt: dict) -> list[tuple[Memory, float]] | None:
         """The k nearest memories passing `flt`, with visibility read from the recall index: Chroma's unfiltered
         query for ids and distances only, then the records of the first k visible ones. Reading metadata is most of
         a query's cost (at 100k memories: 160 ids 4 ms, with their metadata 35 ms; a filtered query 0.3-0.6 s),
         so the cost no longer follows the pool's size or the store's. Exact: every visible memory nearer than the
-        k-th visible hit is among the hits. "filtered" when even WIDE_POOL neighbours hold too few visible ones
-        (Chroma's filtered query then); None when the index cannot answer (the caller reads metadata instead)."""
+        k-th visible hit is among the hits; Chroma's filtered query when even WIDE_POOL neighbours hold too few.
+        None when the index cannot answer (the caller reads metadata instead)."""
         from . import index
 
         if not index.is_fresh(self.location, self.generation()):
             return None  # a reader rebuilds it (recall does, first); a write never waits for that
-        pool = max(SEARCH_POOL, 4 * k)
-        while True:
-            with self._thread_lock:
-                try:
-                    res = self.collection.query(query_embeddings=[list(embedding)], n_results=pool,
-                                                include=["distances"])
-                except Exception as exc:
-                    raise StoreError(f"search failed: {self._explain(exc)}") from None
-            ids, dists = res["ids"][0], res["distances"][0]
-            ok = index.visible_ids(self.location, ids, flt)
+        pool: int | None = max(SEARCH_POOL, 4 * k)
+        while pool is not None:
+            hits = self._query(embedding, pool, ids_only=True)
+            ok = index.visible_ids(self.location, [i for i, _ in hits], flt)
             if ok is None:
                 return None
-            chosen = [(i, float(d)) for i, d in zip(ids, dists) if i in ok]
-            if len(chosen) >= k or len(ids) < pool:
+            chosen = [(i, d) for i, d in hits if i in ok]
+            if len(chosen) >= k or len(hits) < pool:
                 break
-            if pool >= WIDE_POOL:
-                return "filtered"
-            pool = min(WIDE_POOL, math.ceil(2 * pool * k / len(chosen))) if chosen else WIDE_POOL
+            pool = next_pool(pool, k, len(chosen), reads_metadata=False)
+        else:
+            return self._query(embedding, k, flt)
         chosen = chosen[:k]
         records = self.get([i for i, _ in chosen])
         if len(records) != len(chosen) or not all(matches(m.metadata(), flt) for m in records):
@@ -703,6 +698,20 @@ class Store:
             per_status[mem.status] = per_status.get(mem.status, 0) + 1
         return {"total": total, "by_profile": per_profile, "active_by_wing": per_wing, "by_status": per_status,
                 "backend": self.backend}
+
+
+def next_pool(pool: int, k: int, visible: int, *, reads_metadata: bool) -> int | None:
+    """How many nearest neighbours the next unfiltered query asks for, when `visible` of the `pool` nearest passed
+    the filter and k are wanted: twice what the visible share seen suggests, at most WIDE_POOL. None: Chroma's
+    filtered query answers instead (its cost follows how many memories the filter matches: 0.3-0.6 s at 100k for
+    one profile's share) - past WIDE_POOL, and, where each neighbour's metadata is read (most of a query's cost),
+    as soon as the share seen is nil or asks for more than WIDE_POOL."""
+    if pool >= WIDE_POOL:
+        return None
+    wider = math.ceil(2 * pool * k / visible) if visible else WIDE_POOL + 1
+    if reads_metadata and wider > WIDE_POOL:
+        return None
+    return min(WIDE_POOL, wider)
 
 
 def read_generation(location: Location) -> int:
