@@ -409,10 +409,9 @@ def _items(rows: Iterable[tuple]) -> list[RecallItem]:
                        updated_at=r[7], pinned=r[8], restated=r[9], recalled=r[10] or 0) for r in rows]
 
 
-_SELECT_ROWID = ("SELECT m.rowid, m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, "
-                 "m.pinned, m.restated, r.n FROM memories m LEFT JOIN recalls r ON r.id = m.id")
-_SELECT = ("SELECT m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, m.pinned, "
-           "m.restated, r.n FROM memories m LEFT JOIN recalls r ON r.id = m.id")
+_FIELDS = "m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, m.pinned, m.restated, r.n"
+_SELECT = f"SELECT {_FIELDS} FROM memories m LEFT JOIN recalls r ON r.id = m.id"  # rows for _items
+_SELECT_ROWID = f"SELECT m.rowid, {_FIELDS} FROM memories m LEFT JOIN recalls r ON r.id = m.id"
 
 
 def items(location: Location, where: dict | None = None) -> list[RecallItem]:
@@ -470,9 +469,8 @@ def block_candidates(location: Location, where: dict | None = None, per_signal: 
                    f" WHERE {cond} AND m.pinned > 0 ORDER BY m.pinned DESC, m.updated_at DESC LIMIT ?",
                    by.format("memories_by_restated") +
                    f" WHERE {cond} AND m.restated > 0 ORDER BY m.restated DESC, m.updated_at DESC LIMIT ?",
-                   f"SELECT m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, m.pinned, "
                    # CROSS JOIN: the recalls are walked in count order (left to itself SQLite scans every memory)
-                   f"m.restated, r.n FROM recalls r INDEXED BY recalls_by_n CROSS JOIN memories m ON m.id = r.id "
+                   f"SELECT {_FIELDS} FROM recalls r INDEXED BY recalls_by_n CROSS JOIN memories m ON m.id = r.id "
                    f"WHERE {cond} ORDER BY r.n DESC LIMIT ?",
                    by.format("memories_by_time") + f" WHERE {cond} ORDER BY m.updated_at DESC LIMIT ?"]
         for sql in queries:
@@ -519,11 +517,17 @@ def keyword_search(location: Location, query: str, where: dict | None = None, li
         df = {t: conn.execute("SELECT COUNT(*) FROM words WHERE words MATCH ?", [match_expression([t])]).fetchone()[0]
               for t in terms}
         n = (_visible_count(conn, cond, params, tallied and _keys(where) <= _TALLIED) if where else total)
-        seen = {t: (conn.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM words JOIN memories m ON m.rowid = words.rowid "
-                                 f"WHERE words MATCH ? AND {cond})",
-                                 [match_expression([t]), *params]).fetchone()[0] if where and 0 < df[t] <= DF_CAP
-                    else min(DF_CAP, math.ceil(df[t] * n / total)) if where and total else df[t])
-                for t in terms}
+
+        def visible_df(t: str) -> int:
+            """How many of the memories the reader sees hold `t`: counted when few hold it, else estimated."""
+            if not where or not total:
+                return df[t]
+            if 0 < df[t] <= DF_CAP:
+                return conn.execute(f"SELECT COUNT(*) FROM words JOIN memories m ON m.rowid = words.rowid "
+                                    f"WHERE words MATCH ? AND {cond}", [match_expression([t]), *params]).fetchone()[0]
+            return min(DF_CAP, math.ceil(df[t] * n / total))
+
+        seen = {t: visible_df(t) for t in terms}
         weights = {t: math.log(1 + max(0.0, n - d + 0.5) / (d + 0.5)) for t, d in seen.items()}
         wanted = [t for t in terms if seen[t] and df[t] <= COMMON_DF]
         if not wanted:
@@ -558,8 +562,6 @@ def keyword_search(location: Location, query: str, where: dict | None = None, li
 
 
 _COUNTS: dict[tuple, int] = {}  # (index stamp, filter) -> visible memories: a long-lived reader counts once per write
-
-
 _TALLIED = frozenset({"profile", "wing", "scope", "status"})  # the columns the tally holds (status: 'active')
 
 
