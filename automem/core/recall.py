@@ -32,7 +32,7 @@ BLOCK_WINGS = ("user", "instruction")  # the system-prompt block: persona and in
 
 
 # -- the index (automem.core.index) ---------------------------------------------------------------------------
-def _generation(location: Location, config: Config) -> int | None:
+def store_generation(location: Location, config: Config) -> int | None:
     """The embedded store's write generation; None on a Chroma server (it has none)."""
     from .store import read_generation
 
@@ -41,7 +41,7 @@ def _generation(location: Location, config: Config) -> int | None:
 
 def ensure_index(location: Location, config: Config, open_store: Callable[[], Any] | None = None) -> None:
     """Make the index reflect the store, rebuilding it (once, opening the store) when it does not."""
-    gen = _generation(location, config)
+    gen = store_generation(location, config)
     if index.is_fresh(location, gen):
         return
     if gen == 0 and not (location.chroma_dir / "chroma.sqlite3").exists():

@@ -17,7 +17,7 @@ from ..errors import AutomemError
 from ..paths import Location
 from ..core.memory import WINGS
 from ..core import index
-from ..core.store import read_generation
+from ..core.recall import store_generation
 from ..extract.spool import spool_stats
 
 LOG_TAIL_BYTES = 256 * 1024  # the last extraction is near the end; a long log is not read whole
@@ -66,7 +66,7 @@ def memory_counts(loc: Location, cfg: Config) -> dict | None:
     if not stamp:
         return None
     counts = index.counts(loc)
-    gen = None if cfg.chroma_url else read_generation(loc)
+    gen = store_generation(loc, cfg)
     return {"owner": counts["owner"], "others": counts["others"], "capped": False,
             "fresh": index.is_fresh(loc, gen), "built_at": built_at}
 
