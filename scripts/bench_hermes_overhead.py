@@ -142,8 +142,8 @@ def resident_cpu(root: Path) -> tuple[float, list[int]]:
         if not entry.name.isdigit():
             continue
         try:
-            if b"automem.core.resident" not in (entry / "cmdline").read_bytes().replace(b"\0", b" ") or \
-                    mark not in (entry / "cmdline").read_bytes().replace(b"\0", b" "):
+            argv = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            if b"automem.core.resident" not in argv or mark not in argv:
                 continue
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime

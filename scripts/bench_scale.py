@@ -243,18 +243,17 @@ def child_load(root: str, n: int, measure_embed: bool) -> dict:
 
     store = open_store(location, Config())
     store.recall("warm-up", k=5, profile="default")
-    lat = []
-    for q in QUESTIONS:
-        t0 = time.perf_counter()
-        store.recall(q, k=5, profile="default")
-        lat.append((time.perf_counter() - t0) * 1000)
-    out["recall_ms"] = lat
-    lat = []
-    for q in QUESTIONS:  # the smallest profile: most nearest neighbours belong to others
-        t0 = time.perf_counter()
-        store.recall(q, k=5, profile="family")
-        lat.append((time.perf_counter() - t0) * 1000)
-    out["recall_family_ms"] = lat
+
+    def recall_ms(profile: str) -> list[float]:
+        lat = []
+        for q in QUESTIONS:
+            t0 = time.perf_counter()
+            store.recall(q, k=5, profile=profile)
+            lat.append((time.perf_counter() - t0) * 1000)
+        return lat
+
+    out["recall_ms"] = recall_ms("default")
+    out["recall_family_ms"] = recall_ms("family")  # the smallest profile: most nearest neighbours are others'
     writes, actions = [], []
     for text in NEW_TEXTS[3:8]:
         t0 = time.perf_counter()
