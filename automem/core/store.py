@@ -675,11 +675,14 @@ class Store:
         return len(tombstones)
 
     def import_memories(self, memories: Sequence[Memory], batch: int = 256) -> int:
-        """Store memories exactly as given (ids, text, every metadata field), re-embedding their text."""
+        """Store memories exactly as given (ids, text, every metadata field), re-embedding their text (a large
+        import's next chunk is embedded by a worker process while this one is written: see embed_worker)."""
+        from .embed_worker import embed_chunks
+
+        chunks = [list(memories[start:start + batch]) for start in range(0, len(memories), batch)]
         total = 0
-        for start in range(0, len(memories), batch):
-            chunk = list(memories[start:start + batch])
-            self.add(chunk, self.embed([m.text for m in chunk]))
+        for chunk, vectors in zip(chunks, embed_chunks([[m.text for m in c] for c in chunks], self.config)):
+            self.add(chunk, vectors)
             total += len(chunk)
         return total
 
