@@ -52,6 +52,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 sys.path.insert(1, str(Path(__file__).resolve().parent))  # its sibling scripts
 from revision import commit  # noqa: E402
+from tests.support.processes import residents_of, stop  # noqa: E402
 
 SEED = 20261203
 EMBED_SAMPLE = 2000
@@ -312,23 +313,10 @@ def resident_pid(root: str) -> int | None:
 
 
 def stop_resident(root: str) -> int | None:
-    """SIGTERM the resident the fresh processes started for `root` (it would outlive the temporary root)."""
-    import signal
-
-    pid = resident_pid(root)
-    if pid is None:
-        return None
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except OSError:
-        return None
-    for _ in range(100):
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            break
-        time.sleep(0.1)
-    return pid
+    """Stop the resident the fresh processes started for `root` (it would outlive the temporary root)."""
+    pids = residents_of(root)
+    stop(pids)
+    return pids[0] if pids else None
 
 
 def run_child(argv: list[str], env: dict | None = None) -> tuple[float, int, str, str, int, float]:

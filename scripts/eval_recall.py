@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+from tests.support.processes import processes_naming, stop  # noqa: E402
 
 DEFAULT_BANK = REPO / "tests" / "data" / "recall_bank.json"
 HELDOUT_BANK = REPO / "tests" / "data" / "recall_bank_heldout.json"
@@ -193,45 +194,10 @@ def wait_for_resident(root: Path, limit_s: float = 30.0) -> float | None:
     return None
 
 
-def processes_of(root: Path) -> list[tuple[int, str]]:
-    """Processes other than this one whose command line or environment names the temporary root (a resident
-    recall process, a drainer): (pid, command line)."""
-    mark = str(root).encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            try:
-                environ = (entry / "environ").read_bytes()
-            except OSError:
-                environ = b""
-        except OSError:
-            continue
-        if mark in cmdline or mark in environ:
-            found.append((int(entry.name), cmdline.replace(b"\0", b" ").decode(errors="replace").strip()))
-    return found
-
-
-def stop_processes_of(root: Path, grace_s: float = 3.0) -> list[tuple[int, str]]:
-    """Stop (by pid: TERM, then KILL after `grace_s`) what this run left behind under `root`."""
-    left = processes_of(root)
-    for pid, _ in left:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except OSError:
-            pass
-    deadline = time.monotonic() + grace_s
-    pids = {pid for pid, _ in left}
-    while pids and time.monotonic() < deadline:
-        pids = {pid for pid in pids if Path(f"/proc/{pid}").exists()}
-        time.sleep(0.1)
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+def stop_processes_of(root: Path) -> list[tuple[int, str]]:
+    """Stop (TERM, then KILL) what this run left behind under `root`; returns what it found."""
+    left = processes_naming(root)
+    stop(pid for pid, _ in left)
     return left
 
 
@@ -254,7 +220,7 @@ def first_turn(root: Path, bank: dict, stored_texts: dict[str, str], progress=No
     started = time.perf_counter()
     warm = _first_turn_row(questions[0], first_turn_once(root, questions[0], "eval-warmup"), expected(questions[0]))
     ready_s = wait_for_resident(root)  # the measure is of a machine where it runs; the cold case is the warm-up
-    after_warmup = processes_of(root)  # a resident the first question started, if automem has one
+    after_warmup = processes_naming(root)  # a resident the first question started, if automem has one
     rows = []
     for n, q in enumerate(questions):
         rows.append(_first_turn_row(q, first_turn_once(root, q, f"eval-{n}"), expected(q)))
