@@ -20,12 +20,12 @@ import sys
 import threading
 from typing import Iterator, Sequence
 
+from .embeddings import SINGLE_THREAD_ENV  # one BLAS thread: the caller's writes use the other core
+
 # Below this many texts the worker's start-up costs more than the overlap saves (break-even is about 2,500).
 WORKER_MIN = 4096
 
 _HEADER = struct.Struct("<II")  # rows, dimensions
-# The worker embeds one chunk at a time on one core; the caller's writes use the other. Set before numpy loads.
-_SINGLE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def _cores() -> int:
@@ -79,7 +79,7 @@ class _Worker:
         try:
             proc = subprocess.Popen([sys.executable, "-m", "automem.core.embed_worker"], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                    env={**os.environ, **_SINGLE_THREAD_ENV})
+                                    env={**os.environ, **SINGLE_THREAD_ENV})
         except OSError:
             return None
         return cls(proc)
@@ -138,7 +138,7 @@ def _read_exact(stream, size: int) -> bytes | None:
 
 def main() -> int:
     """The worker: a JSON list of texts per stdin line -> a header and their float32 vectors on stdout."""
-    os.environ.update(_SINGLE_THREAD_ENV)
+    os.environ.update(SINGLE_THREAD_ENV)
     import numpy as np
 
     from .embeddings import embed

@@ -15,6 +15,9 @@ from ..text import redact_secrets, scrub_surrogates
 
 USEM3_NAME = "automem-usem3"
 OPENAI_NAME = "automem-openai"
+# Environment for a process that embeds with one BLAS thread (the resident, the import worker); it must be set
+# before numpy is imported (OpenBLAS reads it when it loads), so it lives here, where numpy is not imported.
+SINGLE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 _model_lock = threading.Lock()
 _usem3_model = None

@@ -41,6 +41,7 @@ from .. import __version__
 from ..config import Config, load_config
 from ..log import log_event
 from ..paths import PACKAGE_PARENT, Location, ensure_private_dir, profile_name_problem
+from .embeddings import SINGLE_THREAD_ENV
 
 SOCKET_NAME = "resident.sock"
 LOCK_NAME = "resident.lock"
@@ -552,8 +553,7 @@ def serve(location: Location, config: Config | None = None, idle_s: float | None
 
 # One BLAS thread: the resident embeds one short query at a time, where a second OpenBLAS thread only adds waiting.
 # On the shared 2-core test machine (load 5) the default pool put 10 % of the embeddings at 300 ms and more; with one
-# thread the slowest of 40 took 12 ms. Set before numpy is imported (OpenBLAS reads it when it loads).
-SINGLE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# thread the slowest of 40 took 12 ms.
 
 
 def main(argv: Sequence[str] | None = None) -> int:
