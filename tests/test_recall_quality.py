@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import processes_naming
+
 REPO = Path(__file__).resolve().parent.parent
 _results: dict[str, dict] = {}
 
@@ -118,4 +120,4 @@ def test_the_first_turn_runs_in_fresh_processes_and_leaves_nothing_running(tmp_p
     assert ft["errors"] == [] and ft["warmup"]["error"] is None
     assert ft["figures"]["all"]["n"] == len(bank["questions"])
     assert ft["figures"]["all"]["first_turn"] >= 0.50, [r["question"] for r in ft["misses"]]
-    assert ev.processes_of(root) == []
+    assert processes_naming(root) == []
