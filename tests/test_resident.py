@@ -23,6 +23,7 @@ from automem.core import resident
 from automem.core.store import open_store
 from automem.core.write_path import Candidate, remember
 from automem.paths import Location
+from tests.support.processes import is_resident, residents_of, running
 
 REPO = Path(__file__).resolve().parent.parent
 CAT = "用户养了一只叫Mochi的猫"
@@ -40,24 +41,6 @@ def _env() -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AUTOMEM_")}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     return env
-
-
-def _is_resident(pid: int) -> bool:
-    try:
-        return b"automem.core.resident" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie child of ours counts as gone
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return False
 
 
 class Servers:
@@ -93,16 +76,10 @@ class Servers:
         raise AssertionError("no resident answered")
 
     def stop_all(self) -> None:
-        for entry in os.listdir("/proc"):
-            if entry.isdigit() and _is_resident(int(entry)):
-                try:
-                    argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-                except OSError:
-                    continue
-                if any(os.fsdecode(a) in self.roots for a in argv):
-                    self.pids.add(int(entry))
+        for root in self.roots:
+            self.pids.update(residents_of(root))
         for pid in self.pids:
-            if _alive(pid) and _is_resident(pid):
+            if running(pid) and is_resident(pid):
                 os.kill(pid, signal.SIGKILL)
         for proc in self.procs:
             try:
@@ -125,7 +102,7 @@ def _wait_gone(pid: int, timeout: float = 15.0, proc: subprocess.Popen | None = 
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             return True
-        if proc is None and not _alive(pid):
+        if proc is None and not running(pid):
             return True
         time.sleep(0.05)
     return False
@@ -269,13 +246,12 @@ def test_a_killed_servers_socket_is_replaced_and_another_version_makes_it_exit(s
     resident.ensure_started(seeded, load_config(seeded))
     reply = servers.wait_ready(seeded)
     pid = reply["pid"]
-    assert pid != first.pid and _is_resident(pid)
+    assert pid != first.pid and is_resident(pid)
     # Rate-limited: asking again right away spawns nothing more (and one runs anyway).
     resident.ensure_started(seeded, load_config(seeded), check=False)
     time.sleep(0.5)
     assert resident.ask(seeded, {"op": "ping"}, timeout=10.0)["pid"] == pid
-    assert len([p for p in os.listdir("/proc") if p.isdigit() and _is_resident(int(p))
-                and str(seeded.root) in Path(f"/proc/{p}/cmdline").read_text(errors="replace")]) == 1
+    assert len(residents_of(seeded.root)) == 1
     # A client of another automem version: answered first, then the server goes (the upgrade takes effect).
     reply = resident.ask(seeded, {"op": "ping", "version": "0.0.0-older"}, timeout=10.0)
     assert reply["ok"] and reply["version"] == __version__

@@ -32,6 +32,14 @@ def processes_naming(root: Path | str, marker: bytes | None = None) -> list[tupl
     return found
 
 
+def is_resident(pid: int) -> bool:
+    """Whether `pid` is a resident recall process (of any root)."""
+    try:
+        return RESIDENT in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def residents_of(root: Path | str) -> list[int]:
     """Pids of the resident recall processes serving `root`."""
     return [pid for pid, _ in processes_naming(root, RESIDENT)]
@@ -46,7 +54,8 @@ def cpu_seconds(pid: int) -> float:
         return 0.0
 
 
-def _running(pid: int) -> bool:
+def running(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, exited but not yet reaped, counts as gone)."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is gone
     except (OSError, IndexError):
@@ -63,7 +72,7 @@ def stop(pids, grace_s: float = 3.0) -> list[int]:
             pass
     deadline = time.monotonic() + grace_s
     while pids and time.monotonic() < deadline:
-        pids = {pid for pid in pids if _running(pid)}
+        pids = {pid for pid in pids if running(pid)}
         time.sleep(0.1)
     for pid in pids:
         try:
