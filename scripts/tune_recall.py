@@ -59,7 +59,17 @@ def candidates(store, query: str, profile: str, pool: int) -> list[dict]:
     return list(out.values())
 
 
+def shipped_setting() -> dict:
+    """The grid point `Store.recall` uses: the config's default weights, coverage to the first power, no RRF."""
+    from automem.config import Config
+
+    cfg = Config()
+    return {"kw": cfg.recall_keyword_weight, "cov_pow": 1, "ov": cfg.recall_rerank_weight, "rrf": 0.0}
+
+
 def score(c: dict, p: dict) -> float:
+    """A candidate's fused score at setting `p`; at `shipped_setting()` it is `automem.core.ranking.fuse`'s
+    (tests/test_ranking.py checks that they rank alike)."""
     kw = c["kw"] * (c["cov"] ** p["cov_pow"] if p["cov_pow"] else 1.0)
     s = c["sim"] + p["kw"] * kw + p["ov"] * c["ov"]
     if p["rrf"]:
@@ -147,7 +157,7 @@ def main(argv=None) -> int:
         r["objective"] = (r["loc_tune"] + r["bank_tune3"], r["bank_tune1"])
         results.append(r)
     results.sort(key=lambda r: r["objective"], reverse=True)
-    shipped = {"kw": 2.0, "cov_pow": 1, "ov": 0.4, "rrf": 0.0}
+    shipped = shipped_setting()
     print(f"{'setting':<40} {'LoCoMo tune':>11} {'held-out':>9} {'bank@3 tune':>11} {'@1':>6} "
           f"{'held-out @3':>11} {'@1':>6}")
     for r in [next(x for x in results if x["p"] == shipped), *results[:args.top]]:

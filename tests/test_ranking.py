@@ -47,6 +47,45 @@ def test_fuse_analyses_only_candidates_that_can_reach_the_top_k_and_ranks_as_if_
         assert len(set(analysed)) < len(texts)
 
 
+def test_the_tuning_script_scores_its_shipped_setting_as_recall_ranks():
+    """scripts/tune_recall.py scores settings over cached features; at the shipped setting its order is fuse's, so a
+    figure it prints for that row is what `Store.recall` would get."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    scripts = Path(__file__).resolve().parent.parent / "scripts"
+    sys.path.insert(0, str(scripts))
+    try:
+        spec = importlib.util.spec_from_file_location("tune_recall", scripts / "tune_recall.py")
+        tune = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(tune)
+    finally:
+        sys.path.remove(str(scripts))
+    p = tune.shipped_setting()
+    rnd = random.Random(11)
+    words = ["coffee", "vim", "deploy", "Chengdu", "咖啡", "编辑器", "部署", "成都", "blog", "博客"]
+    for trial in range(30):
+        texts = {f"m{i}": " ".join(rnd.sample(words, 3)) + f" #{i}" for i in range(30)}  # distinct texts
+        dist = {i: rnd.uniform(0.2, 1.0) for i in texts}
+        vector = [(i, dist[i]) for i in rnd.sample(sorted(texts), 20)]
+        keyword = [(i, rnd.uniform(0.1, 9.0), dist[i]) for i in rnd.sample(sorted(texts), 12)]
+        cov = {i: rnd.uniform(0.0, 1.0) for i in texts}
+        query = " ".join(rnd.sample(words, 2))
+        got = fuse(query, vector, keyword, str, texts.get, k=5, keyword_weight=p["kw"], concept_weight=p["ov"],
+                   coverage=lambda text: cov["m" + text.rsplit("#", 1)[1]])
+        best = max(s for _, s, _ in keyword)
+        cands: dict[str, dict] = {}
+        for rank, (i, d) in enumerate(vector):
+            cands[i] = {"id": i, "sim": 1 - d, "vrank": rank, "kw": 0.0, "krank": None}
+        for rank, (i, s, d) in enumerate(keyword):
+            c = cands.setdefault(i, {"id": i, "sim": 1 - d, "vrank": None})
+            c["kw"], c["krank"] = s / best, rank
+        for i, c in cands.items():
+            c["cov"], c["ov"] = cov[i], query_overlap(query, texts[i])
+        assert tune.ranked(list(cands.values()), p, 5) == [i for i, _ in got], trial
+
+
 def test_store_recall_finds_the_other_language_within_visibility(store):
     remember(store, [Candidate("Migrated the CI pipeline from Jenkins to GitHub Actions", wing="episodic"),
                      Candidate("用户喜欢暗色模式", wing="user", profile="editor"),
