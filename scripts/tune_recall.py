@@ -9,7 +9,7 @@ the question's idf the memory holds, shared concepts), then scores fusion settin
 - LoCoMo evidence recall@5 (the measure of `scripts/eval_locomo.py`; tune = conversations 26, 30, 41; held-out =
   42, 43);
 - the recall bank's search hit@1 / hit@3 (`scripts/eval_recall.py`'s search measure; tune = recall_bank.json,
-  held-out = recall_bank_heldout.json).
+  held-out = recall_bank_heldout.json, recall_bank_heldout2.json and recall_bank_heldout3.json).
 
 The grid is ranked by the tune parts alone (LoCoMo tune recall@5 + bank hit@3, with hit@1 as the tie-break); the
 held-out figures of the best settings are printed beside them, never used to choose.
@@ -33,6 +33,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parent))
 
 import eval_locomo  # noqa: E402
 import eval_recall  # noqa: E402
+from automem.core.ranking import KEYWORD_GATE, relatedness  # noqa: E402
 
 
 def candidates(store, query: str, profile: str, pool: int) -> list[dict]:
@@ -64,13 +65,16 @@ def shipped_setting() -> dict:
     from automem.config import Config
 
     cfg = Config()
-    return {"kw": cfg.recall_keyword_weight, "cov_pow": 1, "ov": cfg.recall_rerank_weight, "rrf": 0.0}
+    return {"kw": cfg.recall_keyword_weight, "cov_pow": 1, "ov": cfg.recall_rerank_weight, "rrf": 0.0,
+            "gate": KEYWORD_GATE}
 
 
 def score(c: dict, p: dict) -> float:
     """A candidate's fused score at setting `p`; at `shipped_setting()` it is `automem.core.ranking.fuse`'s
     (tests/test_ranking.py checks that they rank alike)."""
     kw = c["kw"] * (c["cov"] ** p["cov_pow"] if p["cov_pow"] else 1.0)
+    if p.get("gate"):
+        kw *= relatedness(c["sim"], p["gate"])
     s = c["sim"] + p["kw"] * kw + p["ov"] * c["ov"]
     if p["rrf"]:
         s += p["rrf"] * ((1 / (60 + c["vrank"]) if c["vrank"] is not None else 0) +
@@ -127,6 +131,11 @@ def collect_bank(bank_path: Path, pool: int) -> list:
     return rows
 
 
+HELDOUT_BANKS = {"held-out": eval_recall.HELDOUT_BANK,
+                 "held-out2": REPO / "tests" / "data" / "recall_bank_heldout2.json",
+                 "held-out3": REPO / "tests" / "data" / "recall_bank_heldout3.json"}
+
+
 def hit_rate(rows: list, p: dict, k: int) -> float:
     return sum(bool(set(ranked(c, p, k)) & good) for c, good in rows) / len(rows) if rows else 0.0
 
@@ -144,12 +153,13 @@ def main(argv=None) -> int:
     else:
         loc = collect_locomo(args.locomo, args.pool)
         bank = {"tune": collect_bank(eval_recall.DEFAULT_BANK, args.pool),
-                "held-out": collect_bank(eval_recall.HELDOUT_BANK, args.pool)}
+                **{part: collect_bank(path, args.pool) for part, path in HELDOUT_BANKS.items()}}
         if args.cache:
             with open(args.cache, "wb") as fh:
                 pickle.dump((loc, bank), fh)
-    grid = [dict(zip(("kw", "cov_pow", "ov", "rrf"), v)) for v in itertools.product(
-        (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0), (0, 1, 2), (0.0, 0.2, 0.4, 0.6, 0.8), (0.0, 0.5, 1.0))]
+    grid = [dict(zip(("kw", "cov_pow", "ov", "rrf", "gate"), v)) for v in itertools.product(
+        (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0), (0, 1, 2), (0.0, 0.2, 0.4, 0.6, 0.8), (0.0, 0.5, 1.0),
+        (None, (0.0, 0.2), KEYWORD_GATE, (0.1, 0.3)))]
     results = []
     for p in grid:
         r = {"p": p, "loc_tune": hit_rate(loc["tune"], p, 5), "bank_tune3": hit_rate(bank["tune"], p, 3),
@@ -158,13 +168,13 @@ def main(argv=None) -> int:
         results.append(r)
     results.sort(key=lambda r: r["objective"], reverse=True)
     shipped = shipped_setting()
-    print(f"{'setting':<40} {'LoCoMo tune':>11} {'held-out':>9} {'bank@3 tune':>11} {'@1':>6} "
-          f"{'held-out @3':>11} {'@1':>6}")
+    print(f"{'setting':<70} {'LoCoMo tune':>11} {'held-out':>9} {'bank@3 tune':>11} {'@1':>6} "
+          + " ".join(f"{part + ' @3':>13}" for part in HELDOUT_BANKS))
     for r in [next(x for x in results if x["p"] == shipped), *results[:args.top]]:
         p = r["p"]
-        print(f"{str(p):<40} {100 * r['loc_tune']:>10.1f}% {100 * hit_rate(loc['held-out'], p, 5):>8.1f}% "
+        print(f"{str(p):<70} {100 * r['loc_tune']:>10.1f}% {100 * hit_rate(loc['held-out'], p, 5):>8.1f}% "
               f"{100 * r['bank_tune3']:>10.1f}% {100 * r['bank_tune1']:>5.1f}% "
-              f"{100 * hit_rate(bank['held-out'], p, 3):>10.1f}% {100 * hit_rate(bank['held-out'], p, 1):>5.1f}%")
+              + " ".join(f"{100 * hit_rate(bank[part], p, 3):>12.1f}%" for part in HELDOUT_BANKS if part in bank))
     return 0
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 
-from automem.core.ranking import fuse, query_overlap
+import pytest
+
+from automem.core.ranking import fuse, query_overlap, relatedness
 from automem.core.write_path import Candidate, remember
 
 
@@ -24,6 +26,31 @@ def test_fuse_moves_a_memory_sharing_the_question_concepts_up_and_keeps_distance
                 concept_weight=0) == hits[:1]
 
 
+def test_relatedness_rises_from_nothing_to_full_across_the_gate():
+    assert relatedness(-0.2) == relatedness(0.05) == 0.0
+    assert relatedness(0.15) == pytest.approx(0.5)
+    assert relatedness(0.25) == relatedness(0.9) == 1.0
+
+
+def test_a_keyword_match_the_embedding_calls_unrelated_does_not_outrank_a_related_memory():
+    # "never" is the only word the instruction shares with the question; the embedding finds the allergy related
+    texts = {"allergy": "The user is allergic to shellfish", "style": "Never use exclamation marks in blog posts"}
+    vector = [("allergy", 1 - 0.23), ("style", 1 - 0.03)]
+    keyword = [("style", 4.2, 1 - 0.03)]
+    query = "What must a restaurant never serve me?"
+    ranked = fuse(query, vector, keyword, str, texts.get, k=2, keyword_weight=2.0, concept_weight=0.0)
+    assert [item for item, _ in ranked] == ["allergy", "style"]
+    # without the gate the one shared word wins: what the gate is for
+    ungated = fuse(query, vector, keyword, str, texts.get, k=2, keyword_weight=2.0, concept_weight=0.0,
+                   keyword_gate=None)
+    assert [item for item, _ in ungated] == ["style", "allergy"]
+    # a keyword match on a related memory counts in full
+    related = [("style", 4.2, 1 - 0.30)]
+    got = fuse(query, [("allergy", 1 - 0.23), ("style", 1 - 0.30)], related, str, texts.get, k=2,
+               keyword_weight=2.0, concept_weight=0.0)
+    assert [item for item, _ in got] == ["style", "allergy"]
+
+
 def test_fuse_analyses_only_candidates_that_can_reach_the_top_k_and_ranks_as_if_it_analysed_all():
     rnd = random.Random(7)
     words = ["coffee", "vim", "deploy", "Chengdu", "咖啡", "编辑器", "部署", "成都", "blog", "博客"]
@@ -41,7 +68,8 @@ def test_fuse_analyses_only_candidates_that_can_reach_the_top_k_and_ranks_as_if_
         got = fuse(query, vector, keyword, str, text_of, k=5, keyword_weight=2.0, concept_weight=0.4)
         best = max(s for _, s, _ in keyword)
         kw = {i: s / best for i, s, _ in keyword}
-        full = sorted(texts, key=lambda i: (-((1 - dict(vector)[i]) + 2.0 * kw.get(i, 0.0)
+        sim = {i: 1 - d for i, d in vector}
+        full = sorted(texts, key=lambda i: (-(sim[i] + 2.0 * kw.get(i, 0.0) * relatedness(sim[i])
                                                + 0.4 * query_overlap(query, texts[i])), list(texts).index(i)))
         assert [i for i, _ in got] == full[:5], trial
         assert len(set(analysed)) < len(texts)

