@@ -13,6 +13,9 @@ What Chroma 1.5.9 leaves in an embedded store after `collection.delete` (measure
   for 100 elements, and rewritten only when the index persists (every 1000 records), so until then the whole file
   is whatever the creating process had on its heap; seen holding other records' serialised metadata and document
   text (in 4 of 12 fresh stores). `zero_unused_hnsw` writes zeros over the capacity past the elements in use.
+  Reads rewrite it too: the first query after a client reopens loads the index and may persist it, its capacity
+  again from the reading process's heap (in the process that just forgot, that heap still holds the words), so
+  the store tidies after a read that changed the files as well as after every write.
 
 So `purge_chroma` removes the forgotten ids' log rows (their delete rows stay, so an index that has not persisted
 yet still applies the delete when it replays the log), merges the full-text index, and VACUUMs, which rewrites

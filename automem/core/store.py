@@ -192,6 +192,7 @@ class Store:
     def close(self) -> None:
         with self._thread_lock:
             self._close_client()
+            self._tidy_after_read(wait=1.0)
 
     # -- the recall index (automem.core.index): kept current by every write, rebuilt when found stale ----------
     def _index(self, put: Sequence[Memory] = (), drop: Sequence[str] = ()) -> None:
@@ -274,6 +275,12 @@ class Store:
         from .erase import zero_unused_hnsw
 
         make_private(self.location.chroma_dir)
+        stamp = self._hnsw_stamp()
+        if stamp != self._tidied:
+            zero_unused_hnsw(self.location.chroma_dir)
+            self._tidied = stamp
+
+    def _hnsw_stamp(self) -> list:
         stamp = []
         for path in sorted(self.location.chroma_dir.glob("*/data_level0.bin")):
             try:
@@ -281,9 +288,32 @@ class Store:
                 stamp.append((str(path), st.st_size, st.st_mtime_ns))
             except OSError:
                 pass
-        if stamp != self._tidied:
-            zero_unused_hnsw(self.location.chroma_dir)
-            self._tidied = stamp
+        return stamp
+
+    def _tidy_after_read(self, wait: float = 0.0) -> None:
+        """`_tidy_files` when a read made Chroma rewrite the vector index. Chroma loads the index on the first query
+        after a reopen and may persist it then, its unused capacity again from this process's heap; in the process
+        that just forgot a memory, that heap can still hold the forgotten words. The zeros are written under the
+        write lock (no writer may be extending the index meanwhile); when another process holds it, the next read
+        or `close` tries again. A few stat calls when nothing changed."""
+        from filelock import Timeout
+
+        if self.backend != "embedded" or self._hnsw_stamp() == self._tidied:
+            return
+        with self._thread_lock:
+            held = self._lock_depth > 0
+            try:
+                if not held:
+                    self._write_file_lock().acquire(timeout=wait)  # not lock(): that would reopen the client
+            except Timeout:
+                return
+            try:
+                self._tidy_files()
+            except OSError:
+                pass
+            finally:
+                if not held:
+                    self._file_lock.release()
 
     # -- embeddings --------------------------------------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -341,6 +371,7 @@ class Store:
                                             include=include)
             except Exception as exc:
                 raise StoreError(f"search failed: {self._explain(exc)}") from None
+            self._tidy_after_read()
         if ids_only:
             return [(i, float(dist)) for i, dist in zip(res["ids"][0], res["distances"][0])]
         return [(Memory.from_record(i, d, m), float(dist)) for i, d, m, dist in
