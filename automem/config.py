@@ -70,7 +70,7 @@ class Config:
     recall_max_chars: int = 800
     recall_pool: int = 40  # nearest memories re-ranked by shared concepts (automem.core.ranking)
     recall_rerank_weight: float = 0.4  # weight of the concepts shared with the question (0: none)
-    recall_keyword_weight: float = 2.0  # weight of the keyword index's BM25 match (0: vectors alone)
+    recall_keyword_weight: float = 2.5  # weight of the keyword index's BM25 match (0: vectors alone)
     kanban_recall: bool = True  # false: workers get no past-task block (task memories are still stored)
     kanban_recall_scope: str = "all"  # all | own
     kanban_recall_max_tasks: int = 5

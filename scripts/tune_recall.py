@@ -4,7 +4,8 @@
 Recall fuses two candidate lists (`automem.core.ranking.fuse`): the nearest memories and the recall index's BM25
 matches. Computing them is the slow part (the embedding, Chroma's query, FTS5); fusing them is cheap. This script
 computes every question's candidates once, with their features (cosine similarity, BM25 / best BM25, the share of
-the question's idf the memory holds, shared concepts), then scores fusion settings over those cached features:
+the question's idf the memory holds, shared concepts, the share of its sentences that ask), then scores fusion
+settings over those cached features:
 
 - LoCoMo evidence recall@5 (the measure of `scripts/eval_locomo.py`; tune = conversations 26, 30, 41; held-out =
   42, 43);
@@ -33,7 +34,8 @@ sys.path.insert(1, str(Path(__file__).resolve().parent))
 
 import eval_locomo  # noqa: E402
 import eval_recall  # noqa: E402
-from automem.core.ranking import KEYWORD_GATE, relatedness  # noqa: E402
+from automem.core.ranking import (COVERAGE_POWER, KEYWORD_GATE, QUESTION_PENALTY, question_share,  # noqa: E402
+                                  relatedness)
 
 
 def candidates(store, query: str, profile: str, pool: int) -> list[dict]:
@@ -61,12 +63,13 @@ def candidates(store, query: str, profile: str, pool: int) -> list[dict]:
 
 
 def shipped_setting() -> dict:
-    """The grid point `Store.recall` uses: the config's default weights, coverage to the first power, no RRF."""
+    """The grid point `Store.recall` uses: the config's default weights, automem.core.ranking's coverage power,
+    keyword gate and question penalty, no RRF."""
     from automem.config import Config
 
     cfg = Config()
-    return {"kw": cfg.recall_keyword_weight, "cov_pow": 1, "ov": cfg.recall_rerank_weight, "rrf": 0.0,
-            "gate": KEYWORD_GATE}
+    return {"kw": cfg.recall_keyword_weight, "cov_pow": COVERAGE_POWER, "ov": cfg.recall_rerank_weight, "rrf": 0.0,
+            "gate": KEYWORD_GATE, "qpen": QUESTION_PENALTY}
 
 
 def score(c: dict, p: dict) -> float:
@@ -75,7 +78,7 @@ def score(c: dict, p: dict) -> float:
     kw = c["kw"] * (c["cov"] ** p["cov_pow"] if p["cov_pow"] else 1.0)
     if p.get("gate"):
         kw *= relatedness(c["sim"], p["gate"])
-    s = c["sim"] + p["kw"] * kw + p["ov"] * c["ov"]
+    s = c["sim"] + p["kw"] * kw + p["ov"] * c["ov"] - p.get("qpen", 0.0) * question_share(c["text"])
     if p["rrf"]:
         s += p["rrf"] * ((1 / (60 + c["vrank"]) if c["vrank"] is not None else 0) +
                          (1 / (60 + c["krank"]) if c["krank"] is not None else 0)) * 60
@@ -157,9 +160,9 @@ def main(argv=None) -> int:
         if args.cache:
             with open(args.cache, "wb") as fh:
                 pickle.dump((loc, bank), fh)
-    grid = [dict(zip(("kw", "cov_pow", "ov", "rrf", "gate"), v)) for v in itertools.product(
+    grid = [dict(zip(("kw", "cov_pow", "ov", "rrf", "gate", "qpen"), v)) for v in itertools.product(
         (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0), (0, 1, 2), (0.0, 0.2, 0.4, 0.6, 0.8), (0.0, 0.5, 1.0),
-        (None, (0.0, 0.2), KEYWORD_GATE, (0.1, 0.3)))]
+        (None, (0.0, 0.2), (0.05, 0.25), (0.1, 0.3)), (0.0, 0.05, 0.15, 0.3, 0.5))]
     results = []
     for p in grid:
         r = {"p": p, "loc_tune": hit_rate(loc["tune"], p, 5), "bank_tune3": hit_rate(bank["tune"], p, 3),

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from automem.core.ranking import fuse, query_overlap, relatedness
+from automem.core.ranking import QUESTION_PENALTY, fuse, query_overlap, question_share, relatedness
 from automem.core.write_path import Candidate, remember
 
 
@@ -27,9 +27,9 @@ def test_fuse_moves_a_memory_sharing_the_question_concepts_up_and_keeps_distance
 
 
 def test_relatedness_rises_from_nothing_to_full_across_the_gate():
-    assert relatedness(-0.2) == relatedness(0.05) == 0.0
-    assert relatedness(0.15) == pytest.approx(0.5)
-    assert relatedness(0.25) == relatedness(0.9) == 1.0
+    assert relatedness(-0.2) == relatedness(0.1) == 0.0
+    assert relatedness(0.2) == pytest.approx(0.5)
+    assert relatedness(0.3) == relatedness(0.9) == 1.0
 
 
 def test_a_keyword_match_the_embedding_calls_unrelated_does_not_outrank_a_related_memory():
@@ -51,26 +51,54 @@ def test_a_keyword_match_the_embedding_calls_unrelated_does_not_outrank_a_relate
     assert [item for item, _ in got] == ["style", "allergy"]
 
 
-def test_fuse_analyses_only_candidates_that_can_reach_the_top_k_and_ranks_as_if_it_analysed_all():
+def test_question_share_counts_the_sentences_that_ask():
+    assert question_share("What's the band?") == 1.0
+    assert question_share("Wow! Did you see that band?") == 0.5
+    assert question_share("用户问：怎么办？我不知道。") == 0.5
+    assert question_share('"Really?" she said.') == 0.0  # a quoted question inside a statement
+    assert question_share("See https://example.com/?q=1 for the docs.") == 0.0  # a "?" inside a word ends nothing
+    assert question_share("The user uses vim, not nano.") == question_share("") == 0.0
+
+
+def test_a_memory_that_only_asks_ranks_below_the_one_that_answers():
+    # a chat stored as it was said: the friend's question is nearer the question, the reply holds the answer
+    texts = {"asks": "Caroline: Wow, what a fun moment! What's the band?",
+             "answers": "Melanie: It was Matt Patterson, he is so talented!"}
+    query = "Which band did Melanie see?"
+    vector = [("asks", 1 - 0.41), ("answers", 1 - 0.34)]
+    ranked = fuse(query, vector, [], str, texts.get, k=2, keyword_weight=2.0, concept_weight=0.0)
+    assert [item for item, _ in ranked] == ["answers", "asks"]
+    unpenalised = fuse(query, vector, [], str, texts.get, k=2, keyword_weight=2.0, concept_weight=0.0,
+                       question_penalty=0.0)
+    assert [item for item, _ in unpenalised] == ["asks", "answers"]
+
+
+def test_fuse_analyses_only_candidates_that_can_reach_the_top_k_and_ranks_as_if_it_analysed_all(monkeypatch):
+    from automem.core import ranking
+
+    analysed = []
+
+    def counting_overlap(query, text):
+        analysed.append(text)
+        return query_overlap(query, text)
+
+    monkeypatch.setattr(ranking, "query_overlap", counting_overlap)
     rnd = random.Random(7)
     words = ["coffee", "vim", "deploy", "Chengdu", "咖啡", "编辑器", "部署", "成都", "blog", "博客"]
     for trial in range(30):
-        texts = {f"m{i}": " ".join(rnd.sample(words, 3)) for i in range(40)}
+        texts = {f"m{i}": " ".join(rnd.sample(words, 3)) + rnd.choice(["", "?", ". 为什么？"]) + f" #{i}"
+                 for i in range(40)}
         vector = [(i, rnd.uniform(0.2, 1.0)) for i in texts]
         keyword = [(i, rnd.uniform(0.1, 9.0), dict(vector)[i]) for i in rnd.sample(sorted(texts), 12)]
         query = " ".join(rnd.sample(words, 2))
-        analysed = []
-
-        def text_of(i):
-            analysed.append(i)
-            return texts[i]
-
-        got = fuse(query, vector, keyword, str, text_of, k=5, keyword_weight=2.0, concept_weight=0.4)
+        analysed.clear()
+        got = fuse(query, vector, keyword, str, texts.get, k=5, keyword_weight=2.0, concept_weight=0.4)
         best = max(s for _, s, _ in keyword)
         kw = {i: s / best for i, s, _ in keyword}
         sim = {i: 1 - d for i, d in vector}
         full = sorted(texts, key=lambda i: (-(sim[i] + 2.0 * kw.get(i, 0.0) * relatedness(sim[i])
-                                               + 0.4 * query_overlap(query, texts[i])), list(texts).index(i)))
+                                               + 0.4 * query_overlap(query, texts[i])
+                                               - QUESTION_PENALTY * question_share(texts[i])), list(texts).index(i)))
         assert [i for i, _ in got] == full[:5], trial
         assert len(set(analysed)) < len(texts)
 
@@ -94,7 +122,8 @@ def test_the_tuning_script_scores_its_shipped_setting_as_recall_ranks():
     rnd = random.Random(11)
     words = ["coffee", "vim", "deploy", "Chengdu", "咖啡", "编辑器", "部署", "成都", "blog", "博客"]
     for trial in range(30):
-        texts = {f"m{i}": " ".join(rnd.sample(words, 3)) + f" #{i}" for i in range(30)}  # distinct texts
+        texts = {f"m{i}": " ".join(rnd.sample(words, 3)) + ("?" if i % 3 else "") + f" #{i}"  # distinct texts
+                 for i in range(30)}
         dist = {i: rnd.uniform(0.2, 1.0) for i in texts}
         vector = [(i, dist[i]) for i in rnd.sample(sorted(texts), 20)]
         keyword = [(i, rnd.uniform(0.1, 9.0), dist[i]) for i in rnd.sample(sorted(texts), 12)]
@@ -105,9 +134,9 @@ def test_the_tuning_script_scores_its_shipped_setting_as_recall_ranks():
         best = max(s for _, s, _ in keyword)
         cands: dict[str, dict] = {}
         for rank, (i, d) in enumerate(vector):
-            cands[i] = {"id": i, "sim": 1 - d, "vrank": rank, "kw": 0.0, "krank": None}
+            cands[i] = {"id": i, "text": texts[i], "sim": 1 - d, "vrank": rank, "kw": 0.0, "krank": None}
         for rank, (i, s, d) in enumerate(keyword):
-            c = cands.setdefault(i, {"id": i, "sim": 1 - d, "vrank": None})
+            c = cands.setdefault(i, {"id": i, "text": texts[i], "sim": 1 - d, "vrank": None})
             c["kw"], c["krank"] = s / best, rank
         for i, c in cands.items():
             c["cov"], c["ov"] = cov[i], query_overlap(query, texts[i])
