@@ -42,7 +42,8 @@ def result(store, backend) -> dict:
 
 # bank -> (memories, questions, distractors) at least
 SIZES = {"recall_bank.json": (70, 60, 25), "recall_bank_heldout.json": (40, 30, 15),
-         "recall_bank_heldout2.json": (40, 30, 15), "recall_bank_heldout3.json": (40, 30, 15)}
+         "recall_bank_heldout2.json": (40, 30, 15), "recall_bank_heldout3.json": (40, 30, 15),
+         "recall_bank_heldout4.json": (40, 30, 15)}
 
 
 @pytest.mark.parametrize("name", sorted(SIZES))
@@ -69,15 +70,16 @@ def test_the_bank_is_large_varied_and_cross_language(name):
                 if d in q["expect"] and set(targets) & set(q["expect"])]
 
 
-@pytest.mark.parametrize("name", ["recall_bank_heldout2.json", "recall_bank_heldout3.json"])
+LATER_HELDOUT = ["recall_bank_heldout2.json", "recall_bank_heldout3.json", "recall_bank_heldout4.json"]
+
+
+@pytest.mark.parametrize("name", LATER_HELDOUT)
 def test_the_later_heldout_banks_share_nothing_with_the_others(name):
-    """recall_bank_heldout2.json and recall_bank_heldout3.json were each written after the rules were tuned on the
-    banks before them: none of their memories, ids or questions, both languages in memories and questions, most
-    questions cross-language."""
+    """recall_bank_heldout2/3/4.json were each written after the rules were tuned on the banks before them: none of
+    their memories, ids or questions, both languages in memories and questions, most questions cross-language."""
     ev = _eval_module()
     later = ev.load_bank(REPO / "tests" / "data" / name)
-    others = [n for n in ("recall_bank.json", "recall_bank_heldout.json", "recall_bank_heldout2.json",
-                          "recall_bank_heldout3.json") if n != name]
+    others = [n for n in ["recall_bank.json", "recall_bank_heldout.json", *LATER_HELDOUT] if n != name]
     for other in (ev.load_bank(REPO / "tests" / "data" / n) for n in others):
         assert not {m["text"] for m in other["memories"]} & {m["text"] for m in later["memories"]}
         assert not {m["id"] for m in other["memories"]} & {m["id"] for m in later["memories"]}
