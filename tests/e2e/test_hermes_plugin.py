@@ -261,6 +261,9 @@ def test_overhead_bench_script_runs(env):
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["plain_s"]["median"] > 0 and result["automem_s"]["median"] > 0
     assert result["start_path"]["heavy_modules"] == []  # no chromadb / model on Hermes' start path
+    in_hermes = result["start_path_in_hermes"]  # the same probe after Hermes' own imports
+    assert in_hermes["heavy_modules"] == [] and in_hermes["block_chars"] > 0
+    assert 0 < in_hermes["cpu_ms"] and 0 < result["own_cpu_in_hermes_ms"]
     print("overhead (1 run, smoke):", result["overhead_median_pct"], "%", result["start_path"])
 
 
