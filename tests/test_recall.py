@@ -142,6 +142,51 @@ def test_without_signals_the_block_is_still_newest_first_with_instructions_a_lit
     assert [i.id for i in chosen] == ["m_2", "m_1", "m_4", "m_3"]
 
 
+def test_a_fact_about_the_user_comes_before_an_equally_new_one_about_someone_else():
+    # "What do I do for a living?" names nobody, so only the block can carry the answer; "what does my wife do?"
+    # names her, and the prefetch finds that fact by its words.
+    wife = signed(1, "The user's wife runs a flower shop", age_days=0)
+    me = signed(2, "The user teaches physics at a high school", age_days=0)
+    me.about_user = 1
+    rule = signed(3, "Use SI units throughout", "instruction", age_days=0)
+    assert recall.block_score(me, NOW) == pytest.approx(recall.block_score(rule, NOW)) == pytest.approx(1.25)
+    chosen = recall.select_block([wife, me], "default", Config(recall_max_items=1), now=NOW)
+    assert [i.id for i in chosen] == ["m_2"]
+    # bounded like the category: one restatement of the other fact, or a month of age, outweighs it
+    wife.restated = 1
+    assert [i.id for i in recall.block_order([wife, me], "default", now=NOW)] == ["m_1", "m_2"]
+    wife.restated = 0
+    old_me = signed(4, "The user is left-handed", age_days=60)
+    old_me.about_user = 1
+    assert [i.id for i in recall.block_order([old_me, wife], "default", now=NOW)] == ["m_1", "m_4"]
+
+
+def test_the_index_knows_which_persona_memories_are_about_the_user(location, monkeypatch):
+    mems = [item(1, "用户在西安一所高中教物理"), item(2, "The user's wife runs a flower shop near the Bell Tower"),
+            item(3, "The user is lactose intolerant"), item(4, "用户的父亲去年做了心脏手术"),
+            item(5, "Use SI units throughout", wing="instruction"), item(6, "Anna likes green tea")]
+    index.apply(location, put=mems, generation=None)
+    about = {i.id: i.about_user for i in index.items(location)}
+    assert about == {"m_1": 1, "m_2": 0, "m_3": 1, "m_4": 0, "m_5": 0, "m_6": 0}
+    index.rebuild(location, mems, "7")
+    assert {i.id: i.about_user for i in index.items(location)} == about
+    # a rebuild (a Chroma server's index: every minute) analyses only texts it has not seen
+    from automem.core import dedup
+
+    seen = []
+    monkeypatch.setattr(dedup, "is_about_user", lambda text: seen.append(text) or True)
+    changed = item(3, "The user is lactose intolerant and drinks oat milk")
+    index.rebuild(location, [*mems[:2], changed, *mems[3:]], "8")
+    assert seen == [changed.text]
+    assert {i.id: i.about_user for i in index.items(location)} == about
+    monkeypatch.undo()
+    # the block's candidates hold the newest facts about the user even behind many newer ones about others
+    others = [item(100 + i, f"The user's colleague number {i} drinks tea", t=10_000 + i) for i in range(10)]
+    index.apply(location, put=others, generation=None)
+    got = {i.id for i in index.block_candidates(location, {"profile": "default"}, per_signal=3)}
+    assert {"m_1", "m_3"} <= got and len(got) == 5
+
+
 def test_keyword_prefetch_finds_the_editor_memory_for_the_seed_question(store, location, config):
     [vim, py, _] = remember(store, [Candidate("用户习惯使用vim编辑器", "user", "default", room="cli"),
                                     Candidate("项目统一使用Python 3.11", "instruction", "default", room="cli"),

@@ -968,6 +968,13 @@ def _other_subject(x: Analysis) -> str | None:
     return None
 
 
+def is_about_user(text: str) -> bool:
+    """Whether `text` is about the user themself ("用户是高中物理老师", "The user is left-handed"), not about whom or
+    what the user's holder owns ("the user's wife", "用户的父亲") or someone named first ("Anna likes tea").
+    Recall's system block puts such persona facts first (automem.core.recall.block_score)."""
+    return _other_subject(analyse(text)) is None
+
+
 def _repeats(x: Analysis) -> bool:
     """An event said to happen again ("again", "又", "再次"): another occurrence, not the same one restated."""
     return any(u.kind == "repeat" for u in x.units)

@@ -12,7 +12,8 @@ store's generation file apart, and the next reader rebuilds the index once (`reb
 that has no index yet. On a Chroma server (no generation file; other machines write too) the index is a cache
 rebuilt when older than `SERVER_TTL_S`.
 
-How often a memory was recalled is kept here only (`recalled`), in a table a rebuild keeps.
+How often a memory was recalled is kept here only (`recalled`), in a table a rebuild keeps. Whether a persona
+memory is about the user themself (`about_user`) is worked out once, when the row is written.
 """
 
 from __future__ import annotations
@@ -30,12 +31,12 @@ from typing import Any, Iterable, Iterator, Sequence
 from ..paths import Location, ensure_private_dir, make_private, sqlite_ro_uri
 from .memory import CATEGORY_OF_WING
 
-INDEX_VERSION = "2"  # 2: task_id
+INDEX_VERSION = "3"  # 2: task_id; 3: about_user
 INDEX_NAME = "recall.sqlite3"
 SERVER_TTL_S = 60.0
 _COLUMNS = ("id", "text", "wing", "profile", "scope", "room", "status", "created_at", "updated_at", "pinned",
-            "restated", "task_id")
-_INT_COLUMNS = frozenset({"created_at", "updated_at", "pinned", "restated", "recalled"})
+            "restated", "task_id", "about_user")
+_INT_COLUMNS = frozenset({"created_at", "updated_at", "pinned", "restated", "recalled", "about_user"})
 
 
 @dataclass
@@ -53,6 +54,7 @@ class RecallItem:
     pinned: int = 0
     restated: int = 0
     recalled: int = 0
+    about_user: int = 0  # 1: a persona memory about the user themself, not about someone else (`_about_user`)
 
     @property
     def category(self) -> str:
@@ -164,11 +166,12 @@ CREATE TABLE IF NOT EXISTS memories(
     profile TEXT NOT NULL, scope TEXT NOT NULL DEFAULT '', room TEXT NOT NULL DEFAULT '',
     status TEXT NOT NULL DEFAULT 'active', created_at INTEGER NOT NULL DEFAULT 0,
     updated_at INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, restated INTEGER NOT NULL DEFAULT 0,
-    task_id TEXT NOT NULL DEFAULT '');
+    task_id TEXT NOT NULL DEFAULT '', about_user INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS memories_by_wing ON memories(wing, profile, scope);
 CREATE INDEX IF NOT EXISTS memories_by_time ON memories(updated_at);
 CREATE INDEX IF NOT EXISTS memories_by_restated ON memories(restated, updated_at);
 CREATE INDEX IF NOT EXISTS memories_by_pinned ON memories(pinned, updated_at);
+CREATE INDEX IF NOT EXISTS memories_by_about_user ON memories(about_user, updated_at);
 CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(body, tokenize='porter unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS recalls(id TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS recalls_by_n ON recalls(n);
@@ -218,11 +221,25 @@ def _meta(conn: sqlite3.Connection, key: str, default: str = "") -> str:
     return row[0] if row else default
 
 
-def _row_of(memory: Any) -> tuple:
+def _about_user(memory: Any) -> int:
+    """1 for a persona memory about the user themself ("用户在西安教物理", "The user is left-handed"), 0 for one
+    about someone or something else ("The user's wife ...", "Anna likes tea") and for the other wings. The write
+    path's own text analysis decides (loaded only by writers; readers get the stored column)."""
+    if memory.wing != "user":
+        return 0
+    from .dedup import is_about_user
+
+    return int(is_about_user(memory.text))
+
+
+def _row_of(memory: Any, known: dict[str, tuple[str, int]] | None = None) -> tuple:
+    """The row of `memory`; `known` (id -> (text, about_user)) spares a rebuild the text analysis of unchanged rows."""
+    before = known.get(memory.id) if known else None
+    about = before[1] if before is not None and before[0] == memory.text and memory.wing == "user" else None
     return (memory.id, memory.text, memory.wing, memory.profile, getattr(memory, "scope", "") or "",
             getattr(memory, "room", "") or "", "active", int(memory.created_at or 0), int(memory.updated_at or 0),
             int(getattr(memory, "pinned", 0) or 0), int(getattr(memory, "restated", 0) or 0),
-            getattr(memory, "task_id", "") or "")
+            getattr(memory, "task_id", "") or "", _about_user(memory) if about is None else int(about))
 
 
 def _count(conn: sqlite3.Connection, key: tuple[str, str, str], delta: int) -> None:
@@ -241,10 +258,11 @@ def _ensure_tally(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('tally', '1')")
 
 
-def _put(conn: sqlite3.Connection, memories: Iterable[Any]) -> None:
+def _put(conn: sqlite3.Connection, memories: Iterable[Any],
+         known: dict[str, tuple[str, int]] | None = None) -> None:
     for m in memories:
         row = conn.execute("SELECT rowid, text, profile, wing, scope FROM memories WHERE id = ?", (m.id,)).fetchone()
-        values = _row_of(m)
+        values = _row_of(m, known)
         key = (values[3], values[2], values[4])  # profile, wing, scope
         if row is None:
             cur = conn.execute(f"INSERT INTO memories({','.join(_COLUMNS)}) VALUES ({','.join('?' * len(_COLUMNS))})",
@@ -361,6 +379,10 @@ def rebuild(location: Location, memories: Iterable[Any], stamp: str) -> int:
         conn = _connect_rw(location)
     n = 0
     with _transaction(conn):
+        try:  # what the text analysis found before: a server's index is rebuilt every SERVER_TTL_S
+            known = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT id, text, about_user FROM memories")}
+        except sqlite3.Error:  # no table yet, or an older layout without the column
+            known = {}
         conn.execute("DROP TABLE IF EXISTS memories")  # derived data: rebuilt in this version's layout
         conn.execute("DROP TABLE IF EXISTS words")
         conn.execute("DROP TABLE IF EXISTS tally")
@@ -373,10 +395,10 @@ def rebuild(location: Location, memories: Iterable[Any], stamp: str) -> int:
                 continue
             batch.append(m)
             if len(batch) >= 500:
-                _put(conn, batch)
+                _put(conn, batch, known)
                 n += len(batch)
                 batch = []
-        _put(conn, batch)
+        _put(conn, batch, known)
         n += len(batch)
         conn.execute("DELETE FROM recalls WHERE id NOT IN (SELECT id FROM memories)")
         for key, value in (("version", INDEX_VERSION), ("generation", stamp), ("built_at", str(time.time())),
@@ -406,10 +428,12 @@ def purge(location: Location) -> None:
 # -- reads ---------------------------------------------------------------------------------------------------------
 def _items(rows: Iterable[tuple]) -> list[RecallItem]:
     return [RecallItem(id=r[0], text=r[1], wing=r[2], profile=r[3], scope=r[4], room=r[5], created_at=r[6],
-                       updated_at=r[7], pinned=r[8], restated=r[9], recalled=r[10] or 0) for r in rows]
+                       updated_at=r[7], pinned=r[8], restated=r[9], recalled=r[10] or 0, about_user=r[11])
+            for r in rows]
 
 
-_FIELDS = "m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, m.pinned, m.restated, r.n"
+_FIELDS = ("m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, m.pinned, m.restated, r.n, "
+           "m.about_user")
 _SELECT = f"SELECT {_FIELDS} FROM memories m LEFT JOIN recalls r ON r.id = m.id"  # rows for _items
 _SELECT_ROWID = f"SELECT m.rowid, {_FIELDS} FROM memories m LEFT JOIN recalls r ON r.id = m.id"
 
@@ -454,7 +478,7 @@ def visible_ids(location: Location, ids: Sequence[str], where: dict | None) -> s
 
 def block_candidates(location: Location, where: dict | None = None, per_signal: int = 300) -> list[RecallItem]:
     """What the system block may choose from, without reading every memory: the pinned ones, and for each other
-    signal (restated, recalled, newest) the `per_signal` memories that lead on it. A memory outside all of these
+    signal (restated, recalled, newest, the newest about the user) the `per_signal` memories that lead on it. A memory outside all of these
     cannot outrank the ones inside (automem.core.recall.block_score grows with each signal)."""
     conn = _connect_ro(location)
     if conn is None:
@@ -472,7 +496,9 @@ def block_candidates(location: Location, where: dict | None = None, per_signal: 
                    # CROSS JOIN: the recalls are walked in count order (left to itself SQLite scans every memory)
                    f"SELECT {_FIELDS} FROM recalls r INDEXED BY recalls_by_n CROSS JOIN memories m ON m.id = r.id "
                    f"WHERE {cond} ORDER BY r.n DESC LIMIT ?",
-                   by.format("memories_by_time") + f" WHERE {cond} ORDER BY m.updated_at DESC LIMIT ?"]
+                   by.format("memories_by_time") + f" WHERE {cond} ORDER BY m.updated_at DESC LIMIT ?",
+                   by.format("memories_by_about_user") +
+                   f" WHERE {cond} AND m.about_user > 0 ORDER BY m.updated_at DESC LIMIT ?"]
         for sql in queries:
             for item in _items(conn.execute(sql, [*params, per_signal]).fetchall()):
                 out.setdefault(item.id, item)

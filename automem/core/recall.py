@@ -109,6 +109,11 @@ def fit_budget(items: Iterable[RecallItem], profile: str, max_items: int, max_ch
 # - category: a standing instruction slightly above a persona fact. An instruction governs every answer, and
 #   breaking it is what the user notices ("I told you: no nano"); a persona fact matters for some topics and the
 #   prefetch brings it to a turn about them. Only a quarter of a restatement: the order of kinds, not a rule.
+# - about the user: a persona fact about the user themself ("is a physics teacher", "is lactose intolerant") as
+#   much above one about someone else ("the user's wife runs a flower shop") as an instruction is above a persona
+#   fact. A question about someone else names them ("what does my wife do?"), so the prefetch finds that fact by
+#   its words; a question about the user names nobody ("what do I do for a living?") and shares nothing with the
+#   fact, so only the block can carry it. Decided when the memory is written (`RecallItem.about_user`).
 # - recency, from `updated_at` (bumped by every restatement, so "last said"): 1 / (1 + age / 30 days), in (0, 1].
 #   A tie-breaker and a slow decay: a month-old memory keeps half of it, a year-old one 0.08; an old unrestated
 #   memory sinks below newer ones but never gets a negative score, and any restatement lifts it back.
@@ -116,11 +121,12 @@ def fit_budget(items: Iterable[RecallItem], profile: str, max_items: int, max_ch
 W_RESTATED = 1.0
 W_RECALLED = 0.5
 CATEGORY_BONUS = {"instruction": 0.25, "persona": 0.0}
+ABOUT_USER_BONUS = 0.25
 RECENCY_HALF_LIFE_S = 30 * 86400  # the age at which the recency term is 1/2 (hyperbolic, not exponential)
 
 
 def signal(item: RecallItem, name: str) -> int:
-    """A ranking signal of `item` (pinned, restated, recalled), 0 when not set."""
+    """A ranking signal of `item` (pinned, restated, recalled, about_user), 0 when not set."""
     try:
         return max(0, int(getattr(item, name, 0) or 0))
     except (TypeError, ValueError):
@@ -138,6 +144,7 @@ def block_score(item: RecallItem, now: float) -> float:
     return (W_RESTATED * math.log2(1 + signal(item, "restated"))
             + W_RECALLED * math.log2(1 + signal(item, "recalled"))
             + CATEGORY_BONUS.get(item.category, 0.0)
+            + ABOUT_USER_BONUS * min(1, signal(item, "about_user"))
             + recency(item, now))
 
 
