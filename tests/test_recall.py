@@ -179,6 +179,14 @@ def test_the_index_knows_which_persona_memories_are_about_the_user(location, mon
     index.rebuild(location, [*mems[:2], changed, *mems[3:]], "8")
     assert seen == [changed.text]
     assert {i.id: i.about_user for i in index.items(location)} == about
+    # the analysis failing never fails the write: the memory is indexed, only without the hint
+
+    def broken(text):
+        raise RuntimeError("lexicon unreadable")
+
+    monkeypatch.setattr(dedup, "is_about_user", broken)
+    index.apply(location, put=[item(7, "The user plays the cello")], generation=None)
+    assert {i.id: i.about_user for i in index.items(location)}["m_7"] == 0
     monkeypatch.undo()
     # the block's candidates hold the newest facts about the user even behind many newer ones about others
     others = [item(100 + i, f"The user's colleague number {i} drinks tea", t=10_000 + i) for i in range(10)]

@@ -227,9 +227,12 @@ def _about_user(memory: Any) -> int:
     path's own text analysis decides (loaded only by writers; readers get the stored column)."""
     if memory.wing != "user":
         return 0
-    from .dedup import is_about_user
+    try:
+        from .dedup import is_about_user
 
-    return int(is_about_user(memory.text))
+        return int(is_about_user(memory.text))
+    except Exception:  # noqa: BLE001 - a ranking hint never fails the write that carries the memory
+        return 0
 
 
 def _row_of(memory: Any, known: dict[str, tuple[str, int]] | None = None) -> tuple:
