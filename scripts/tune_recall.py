@@ -34,8 +34,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parent))
 
 import eval_locomo  # noqa: E402
 import eval_recall  # noqa: E402
-from automem.core.ranking import (COVERAGE_POWER, KEYWORD_GATE, QUESTION_PENALTY, question_share,  # noqa: E402
-                                  relatedness)
+from automem.core.ranking import COVERAGE_POWER, KEYWORD_GATE, QUESTION_PENALTY, base_score  # noqa: E402
 
 
 def candidates(store, query: str, profile: str, pool: int) -> list[dict]:
@@ -73,12 +72,11 @@ def shipped_setting() -> dict:
 
 
 def score(c: dict, p: dict) -> float:
-    """A candidate's fused score at setting `p`; at `shipped_setting()` it is `automem.core.ranking.fuse`'s
-    (tests/test_ranking.py checks that they rank alike)."""
-    kw = c["kw"] * (c["cov"] ** p["cov_pow"] if p["cov_pow"] else 1.0)
-    if p.get("gate"):
-        kw *= relatedness(c["sim"], p["gate"])
-    s = c["sim"] + p["kw"] * kw + p["ov"] * c["ov"] - p.get("qpen", 0.0) * question_share(c["text"])
+    """A candidate's fused score at setting `p`: `automem.core.ranking.base_score`, as `fuse` computes it, plus the
+    shared concepts (and, when the setting has it, reciprocal-rank fusion); at `shipped_setting()` it ranks as
+    `fuse` does (tests/test_ranking.py checks that)."""
+    s = base_score(c["sim"], c["kw"], c["cov"], c["text"], p["kw"], p.get("gate") or None, p.get("qpen", 0.0),
+                   p["cov_pow"]) + p["ov"] * c["ov"]
     if p["rrf"]:
         s += p["rrf"] * ((1 / (60 + c["vrank"]) if c["vrank"] is not None else 0) +
                          (1 / (60 + c["krank"]) if c["krank"] is not None else 0)) * 60

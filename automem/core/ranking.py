@@ -65,6 +65,23 @@ def query_overlap(query: str, text: str) -> float:
     return sum(min(w, t[k]) for k, w in q.items() if k in t) / total
 
 
+def base_score(similarity: float, keyword: float, coverage: float | None, text: str, keyword_weight: float,
+               keyword_gate: tuple[float, float] | None = KEYWORD_GATE, question_penalty: float = QUESTION_PENALTY,
+               coverage_power: float = COVERAGE_POWER) -> float:
+    """One candidate's score before the shared-concepts term (see `fuse`): `keyword` is its BM25 over the query's
+    best (0 when the keyword half did not find it), `coverage` the share of the question's idf it holds (None: not
+    given, counts as 1). `fuse` and scripts/tune_recall.py both score with this function."""
+    kw = keyword
+    if kw and coverage is not None:
+        kw *= coverage ** coverage_power
+    if kw and keyword_gate is not None:
+        kw *= relatedness(similarity, keyword_gate)
+    score = similarity + keyword_weight * kw
+    if question_penalty:
+        score -= question_penalty * question_share(text)
+    return score
+
+
 def fuse(query: str, vector_hits: Sequence[tuple[T, float]], keyword_hits: Sequence[tuple[T, float, float]],
          id_of, text_of, k: int, keyword_weight: float, concept_weight: float,
          coverage: Callable[[str], float] | None = None,
@@ -95,14 +112,10 @@ def fuse(query: str, vector_hits: Sequence[tuple[T, float]], keyword_hits: Seque
         entry[2] = score / best if best > 0 else 0.0
     base = []
     for order, (item, dist, kw) in enumerate(cands.values()):
-        if kw and coverage is not None:
-            kw *= coverage(text_of(item)) ** COVERAGE_POWER
-        if kw and keyword_gate is not None:
-            kw *= relatedness(1.0 - dist, keyword_gate)
-        score = (1.0 - dist) + keyword_weight * kw
-        if question_penalty:
-            score -= question_penalty * question_share(text_of(item))
-        base.append((score, order, item, dist))
+        text = text_of(item)
+        cov = coverage(text) if kw and coverage is not None else None
+        base.append((base_score(1.0 - dist, kw, cov, text, keyword_weight, keyword_gate, question_penalty),
+                     order, item, dist))
     if concept_weight > 0 and base:
         # The concept bonus is at most concept_weight: a candidate that stays below the k-th best score without it
         # even with the full bonus cannot enter the top k, so its text is never analysed (the same result, and
