@@ -245,12 +245,12 @@ def main(argv: list[str] | None = None) -> int:
               "load_average": [round(x, 2) for x in os.getloadavg()], "start_path": cost, "cores": os.cpu_count()}
     # What automem's own code costs a run, measured apart from Hermes (no noise of a 3 s process around it): the
     # start path and the session end in-process, plus the resident's CPU answering the first prefetch.
-    own_ms = cost["total_ms"] + cost["session_end_ms"] + (result["resident_cpu_per_run_s"] or {"median": 0})["median"] * 1e3
+    resident_ms = (result["resident_cpu_per_run_s"] or {"median": 0})["median"] * 1e3
+    own_ms = cost["total_ms"] + cost["session_end_ms"] + resident_ms
     result["own_cost_ms"] = round(own_ms, 1)
     result["own_cost_pct_of_plain_cpu"] = round(own_ms / 1e3 / ca["median"] * 100.0, 1)
     # The same as CPU, after Hermes' own imports: the plugin's process CPU (its wait for the resident is not CPU)
     # plus the resident's CPU answering. What automem adds to a run's CPU, without double counting.
-    resident_ms = (result["resident_cpu_per_run_s"] or {"median": 0})["median"] * 1e3
     result["start_path_in_hermes"] = in_hermes
     result["own_cpu_in_hermes_ms"] = round(in_hermes["cpu_ms"] + resident_ms, 1)
     result["own_cpu_in_hermes_pct_of_plain_cpu"] = round(result["own_cpu_in_hermes_ms"] / 1e3 / ca["median"] * 100.0, 1)

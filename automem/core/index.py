@@ -238,11 +238,12 @@ def _about_user(memory: Any) -> int:
 def _row_of(memory: Any, known: dict[str, tuple[str, int]] | None = None) -> tuple:
     """The row of `memory`; `known` (id -> (text, about_user)) spares a rebuild the text analysis of unchanged rows."""
     before = known.get(memory.id) if known else None
-    about = before[1] if before is not None and before[0] == memory.text and memory.wing == "user" else None
+    unchanged = before is not None and before[0] == memory.text and memory.wing == "user"
+    about = int(before[1]) if unchanged else _about_user(memory)
     return (memory.id, memory.text, memory.wing, memory.profile, getattr(memory, "scope", "") or "",
             getattr(memory, "room", "") or "", "active", int(memory.created_at or 0), int(memory.updated_at or 0),
             int(getattr(memory, "pinned", 0) or 0), int(getattr(memory, "restated", 0) or 0),
-            getattr(memory, "task_id", "") or "", _about_user(memory) if about is None else int(about))
+            getattr(memory, "task_id", "") or "", about)
 
 
 def _count(conn: sqlite3.Connection, key: tuple[str, str, str], delta: int) -> None:
@@ -481,8 +482,9 @@ def visible_ids(location: Location, ids: Sequence[str], where: dict | None) -> s
 
 def block_candidates(location: Location, where: dict | None = None, per_signal: int = 300) -> list[RecallItem]:
     """What the system block may choose from, without reading every memory: the pinned ones, and for each other
-    signal (restated, recalled, newest, the newest about the user) the `per_signal` memories that lead on it. A memory outside all of these
-    cannot outrank the ones inside (automem.core.recall.block_score grows with each signal)."""
+    signal (restated, recalled, newest, the newest about the user) the `per_signal` memories that lead on it. A
+    memory outside all of these cannot outrank the ones inside (automem.core.recall.block_score grows with each
+    signal)."""
     conn = _connect_ro(location)
     if conn is None:
         return []
