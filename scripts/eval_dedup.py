@@ -3,7 +3,10 @@
 
 The corpus (tests/data/dedup_corpus/): pairs {"existing", "candidate", "label": restatement | both_true | replaces,
 "wing", ...}. `tune.jsonl` is the part rules were tuned on; `holdout.jsonl` was written before any rule changed
-and is never tuned on (this script prints only its aggregate figures). The older `tests/data/dedup_pairs.jsonl`
+and is never tuned on (this script prints only its aggregate figures). Two later held-out parts, each written
+blind to the rules before the rule change it first measured: `holdout_numbers.jsonl` (a number that names which
+thing it is, or a quantity) and `holdout_kinds.jsonl` (specific kinds of one category: latte / espresso, Ubuntu /
+Fedora). The older `tests/data/dedup_pairs.jsonl`
 (four labels: changed_value -> replaces, related and unrelated -> both_true) is an extra check ("old").
 
 Every pair goes through the real write path (`write_path.remember`) with the offline embeddings, in isolation: one
@@ -19,7 +22,7 @@ Figures: restatements intercepted (restatement -> duplicate), both-true kept (bo
 decided update (replaces -> update), and **facts lost** = both_true decided duplicate or update + replaces decided
 duplicate, over both_true + replaces. Targets (held-out part, offline): facts lost <= 1%, restatements >= 85%.
 
-    python scripts/eval_dedup.py [--part tune,holdout,old] [--mode offline,judge] [--json] [--failures]
+    python scripts/eval_dedup.py [--part tune,holdout,numbers,kinds,old] [--mode offline,judge] [--json] [--failures]
 
 `--failures` lists the tune and old pairs decided wrongly (never the held-out ones). Exit 1 when the held-out part
 was evaluated offline and loses more than 1% of its facts.
@@ -40,8 +43,9 @@ if str(REPO) not in sys.path:
 
 CORPUS = REPO / "tests" / "data" / "dedup_corpus"
 PARTS = {"tune": CORPUS / "tune.jsonl", "holdout": CORPUS / "holdout.jsonl",
+         "numbers": CORPUS / "holdout_numbers.jsonl", "kinds": CORPUS / "holdout_kinds.jsonl",
          "old": REPO / "tests" / "data" / "dedup_pairs.jsonl"}
-HELD_OUT = {"holdout"}
+HELD_OUT = {"holdout", "numbers", "kinds"}
 LABELS = ("restatement", "both_true", "replaces")
 OLD_LABELS = {"restatement": "restatement", "changed_value": "replaces", "related": "both_true",
               "unrelated": "both_true"}
@@ -172,17 +176,17 @@ def print_table(results: dict) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", default="tune,holdout", help="comma-separated: tune, holdout, old (default tune,holdout)")
+    ap.add_argument("--part", default="tune,holdout,numbers,kinds", help="comma-separated: tune, holdout, numbers, kinds, old (default tune,holdout,numbers,kinds)")
     ap.add_argument("--mode", default="offline,judge", help="comma-separated: offline, judge (default both)")
-    ap.add_argument("--failures", action="store_true", help="list the wrongly decided pairs (tune and old only)")
-    ap.add_argument("--by", choices=("lang", "wing", "domain"), help="also break the figures down (not for holdout)")
+    ap.add_argument("--failures", action="store_true", help="list the wrongly decided pairs (tune and old only, never a held-out part)")
+    ap.add_argument("--by", choices=("lang", "wing", "domain"), help="also break the figures down (not for held-out parts)")
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
     args = ap.parse_args(argv)
     parts = [p.strip() for p in args.part.split(",") if p.strip()]
     modes = [m.strip() for m in args.mode.split(",") if m.strip()]
     for p in parts:
         if p not in PARTS:
-            ap.error(f"unknown part {p!r} (tune, holdout, old)")
+            ap.error(f"unknown part {p!r} ({', '.join(PARTS)})")
     for m in modes:
         if m not in ("offline", "judge"):
             ap.error(f"unknown mode {m!r} (offline, judge)")
