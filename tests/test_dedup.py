@@ -106,6 +106,39 @@ def test_ordinals_and_issue_numbers_name_instances_they_are_not_quantities():
     assert analyse("Reviewed PR #2201").ordinals == {"2201"}
 
 
+def test_a_number_that_says_which_one_is_another_thing_never_a_new_value():
+    # found by hand: the number names the colleague, so the second colleague's habit superseded the first's
+    assert action("My colleague number 3 drinks espresso every morning",
+                  "My colleague number 7 drinks espresso every morning") == "new"
+    assert action("Bus No. 3 goes to the airport", "Bus No. 5 goes to the airport") == "new"  # "no" numbers here
+    assert analyse("Bus No. 3 goes to the airport").negations == 0
+    assert action("用户的3号同事每天喝美式", "用户的7号同事每天喝美式") == "new"  # 号 after the number
+    assert action("用户住在5号楼", "用户住在7号楼") == "new"
+    assert action("Room 305 has a broken heater", "Room 207 has a broken heater") == "new"  # in the subject
+    assert analyse("Room 305 has a broken heater").identifiers == {"305"}
+    # a quantity of the subject is still its value: a birthday, a count, a version
+    assert analyse("The user's daughter is 7").identifiers == set()
+    assert action("The user's daughter is 7", "The user's daughter is 8") == "update"
+    assert action("The user drinks 3 cups of coffee a day", "The user drinks 5 cups of coffee a day") == "update"
+    assert action("The user's employee number is 4411", "The user's employee number is 5521") == "update"
+
+
+def test_kinds_of_one_thing_are_different_values_never_one_name():
+    # a listed word means the same in every memory: latte is not espresso, neovim not vim, Ubuntu not Fedora
+    for existing, candidate in [("The user drinks espresso every morning", "The user drinks latte every morning"),
+                                ("用户每天喝绿茶", "用户每天喝乌龙茶"), ("The user edits in vim", "The user edits in neovim"),
+                                ("The laptop runs Ubuntu", "The laptop runs Fedora"),
+                                ("The user is vegetarian", "The user is vegan"), ("用户下午跑步", "用户晚上跑步")]:
+        assert action(existing, candidate) != "duplicate", (existing, candidate)
+    assert action("The user drinks black tea", "用户喝红茶") == "duplicate"  # one kind in two languages
+    assert action("用户平时喝美式", "The user usually drinks americano") == "duplicate"
+
+
+def test_am_is_a_morning_only_after_a_number():
+    assert action("I am a night owl", "The user is a night owl") == "duplicate"
+    assert action("The user wakes up at 6 am every day", "I get up at six every morning") == "duplicate"
+
+
 # --- events ----------------------------------------------------------------------------------------------------
 
 def test_an_event_never_supersedes_another():
@@ -330,13 +363,27 @@ def _eval_module():
 
 def test_the_corpus_is_large_three_labelled_and_covers_everyday_domains():
     ev = _eval_module()
-    tune, holdout = ev.load_pairs("tune"), ev.load_pairs("holdout")
-    assert len(tune) + len(holdout) >= 600 and len(holdout) * 3 >= len(tune + holdout) * 0.99
-    pairs = tune + holdout
+    tune = ev.load_pairs("tune")
+    held = [p for part in sorted(ev.HELD_OUT) for p in ev.load_pairs(part)]
+    assert len(tune) + len(held) >= 600 and len(held) * 3 >= len(tune + held) * 0.99
+    pairs = tune + held
     assert {p["label"] for p in pairs} == {"restatement", "both_true", "replaces"}
     assert len({p["domain"] for p in pairs}) >= 12
     assert {p["lang"] for p in pairs} >= {"zh", "en", "mixed"}
     assert not [p for p in pairs if p["wing"] == "episodic" and p["label"] == "replaces"]  # events never replace
+    assert len({p["id"] for p in pairs}) == len(pairs)
+
+
+@pytest.mark.parametrize("part", ["numbers", "kinds"])
+def test_the_later_held_out_parts_hold_all_three_labels_in_both_languages(part):
+    """Written blind to the rules (tests/data/dedup_corpus/FIRST_CONTACT.md): only their shape is checked here."""
+    ev = _eval_module()
+    pairs = ev.load_pairs(part)
+    assert part in ev.HELD_OUT and len(pairs) >= 90
+    assert {p["label"] for p in pairs} == {"restatement", "both_true", "replaces"}
+    assert {p["lang"] for p in pairs} >= {"zh", "en", "cross"} and len({p["domain"] for p in pairs}) >= 10
+    assert not {(p["existing"], p["candidate"]) for p in pairs} & {(p["existing"], p["candidate"])
+                                                                   for p in ev.load_pairs("tune")}
 
 
 @pytest.mark.parametrize("part", ["tune", "old"])

@@ -134,6 +134,9 @@ LIGHT_VERBS_ZH = frozenset(_LEX.get("light_verbs", {}).get("zh") or ())
 LIGHT_VERBS_EN_FORMS = tuple(_LEX.get("light_verbs", {}).get("en") or ())
 NAMING_EN_FORMS = tuple(_LEX.get("naming", {}).get("en") or ())  # "called", "named": a name follows
 NAMING_ZH = frozenset(_LEX.get("naming", {}).get("zh") or ())
+# Words that say a number names which one: before it in English ("number 2", "No. 3"), after it in Chinese ("3号").
+NUMBERING_BEFORE = frozenset(w.lower() for w in (_LEX.get("numbering", {}).get("en") or ()))
+NUMBERING_AFTER = frozenset(_LEX.get("numbering", {}).get("zh") or ())
 
 _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
@@ -523,6 +526,33 @@ class Analysis:
         return {u.key[4:] for u in self.units if u.kind == "value" and u.key.startswith("num:") and u.surface}
 
     @property
+    def identifiers(self) -> set[str]:
+        """Numbers that say which thing the text is about rather than how much: ordinals, a number after a
+        numbering word ("teammate number 2", "Bus No. 3") or before 号 ("3号同事", "5号楼"), and a number in the
+        subject ("[Room 305] has a broken heater", "用户的[3号]同事"). Two texts that differ in one are about two
+        things, so the number is never a new value of one slot."""
+        units = self.units
+        found = set(self.ordinals)
+        for i, u in enumerate(units):
+            if u.kind != "value" or not u.key.startswith("num:"):
+                continue
+            before = units[i - 1].key.lower() if i else ""
+            after = units[i + 1].key if i + 1 < len(units) else ""
+            if before in NUMBERING_BEFORE or after in NUMBERING_AFTER:
+                found.add(u.key[4:])
+        s = _subject_index(self)
+        if s is not None:
+            for j in (s, s + 1, s + 2):
+                if j >= len(units) or (j > s and units[j].kind == "frame"):
+                    break  # "the user's daughter is 7": a frame word ends the subject
+                if units[j].key.startswith("num:"):
+                    found.add(units[j].key[4:])
+                    break
+                if j > s and units[j].key.lower() not in NUMBERING_BEFORE:
+                    break
+        return found
+
+    @property
     def concepts(self) -> set[str]:
         return {u.key for u in self.units if u.kind == "concept"}
 
@@ -612,6 +642,11 @@ def analyse(text: str) -> Analysis:
         prev_end = m.end()
     flush()
     units = [part for u in units for part in _expand(u)]
+    units = [Unit("content", u.key.lower(), 1, u.surface) if u.kind == "negation" and u.key.lower() in NUMBERING_BEFORE
+             and i + 1 < len(units) and units[i + 1].key.startswith("num:") else u
+             for i, u in enumerate(units)]  # "Bus No. 3": the "no" numbers, it does not negate
+    units = [Unit("concept", "MORNING", 2) if u.kind == "frame" and u.key == "am" and i and units[i - 1].key.startswith(
+        "num:") else u for i, u in enumerate(units)]  # "6 am" is in the morning; "I am" is not
     negations = sum(1 for u in units if u.kind in ("negation", "negchange"))
     change = any(u.kind in ("change", "negchange") for u in units)
     strong = any(u.kind in ("change", "negchange") and u.weight > 0 for u in units)
@@ -921,9 +956,11 @@ def slot_change(a: Analysis, b: Analysis, values: list[str], flipped: bool) -> s
         return ""
     if len(values) > 1:
         return ""  # two kinds of value changed (a cat named Luna / a dog named Milo): two slots, maybe two things
+    changed_numbers = {n for v in values if v.startswith("num ") for n in re.split(r"[ /]|->", v[4:]) if n}
+    if changed_numbers & (a.identifiers | b.identifiers):
+        return ""  # the number says which one (room 305 / room 207): another thing, not a new value
     if not rest.unmatched:
-        changed_numbers = {n for v in values if v.startswith("num ") for n in re.split(r"[ /]|->", v[4:]) if n}
-        if changed_numbers and not changed_numbers & (a.ordinals | b.ordinals):
+        if changed_numbers:
             return "a new number for the same slot"
         if announced:
             return "announced as a change of the same slot"
@@ -950,22 +987,30 @@ _POSSESSIVE = frozenset({"user's", "users'", "my", "his", "her", "their", "our",
 _HOLDERS = frozenset({"用户", "我", "他", "她", "我们", "你", "user", "i"})
 
 
-def _other_subject(x: Analysis) -> str | None:
-    """The key of whom or what the text is about when that is not the user: what the user's holder owns ("the
-    user's [daughter]", "用户的[妻子]"), or, in a text that does not open with the user, its first word ("[Anna]
-    likes tea"). None when the text is about the user."""
+def _subject_index(x: Analysis) -> int | None:
+    """Where the unit of whom or what the text is about sits, when that is not the user: what the user's holder
+    owns ("the user's [daughter]", "用户的[妻子]"), or, in a text that does not open with the user, its first word
+    ("[Anna] likes tea"). None when the text is about the user."""
     units = x.units
-    substantive = [u for u in units if u.kind not in ("frame", "negation", "change", "repeat")]
+
+    def substantive(u: Unit) -> bool:
+        return u.kind not in ("frame", "negation", "change", "repeat")
+
     for i, u in enumerate(units):
         if u.kind != "frame":
-            return _SECOND_OF.get(u.key, u.key) if u in substantive else None
+            return i if substantive(u) else None
         if u.key.lower() in _POSSESSIVE or (u.key.lower() in _HOLDERS and i + 1 < len(units)
                                             and units[i + 1].key == "的"):
-            rest = [v for v in units[i + 1:] if v in substantive]
-            return _SECOND_OF.get(rest[0].key, rest[0].key) if rest else None
+            return next((j for j in range(i + 1, len(units)) if substantive(units[j])), None)
         if u.key.lower() in _HOLDERS:
             return None
     return None
+
+
+def _other_subject(x: Analysis) -> str | None:
+    """The key of whom or what the text is about when that is not the user (see `_subject_index`)."""
+    i = _subject_index(x)
+    return None if i is None else _SECOND_OF.get(x.units[i].key, x.units[i].key)
 
 
 def is_about_user(text: str) -> bool:
