@@ -135,8 +135,9 @@ LIGHT_VERBS_EN_FORMS = tuple(_LEX.get("light_verbs", {}).get("en") or ())
 NAMING_EN_FORMS = tuple(_LEX.get("naming", {}).get("en") or ())  # "called", "named": a name follows
 NAMING_ZH = frozenset(_LEX.get("naming", {}).get("zh") or ())
 # Words that say a number names which one: before it in English ("number 2", "No. 3"), after it in Chinese ("3号").
-NUMBERING_BEFORE = frozenset(w.lower() for w in (_LEX.get("numbering", {}).get("en") or ()))
-NUMBERING_AFTER = frozenset(_LEX.get("numbering", {}).get("zh") or ())
+NUMBERING_BEFORE = frozenset(w.lower() for w in (_LEX.get("numbering", {}).get("before") or ()))
+NUMBERING_AFTER = frozenset(_LEX.get("numbering", {}).get("after") or ())
+_YEAR = re.compile(r"(?:19|20)\d\d")
 
 _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
@@ -522,15 +523,16 @@ class Analysis:
 
     @property
     def ordinals(self) -> set[str]:
-        """Numbers that name an instance rather than count: "#1033", "第二篇", "2nd", "second"."""
+        """Numbers that name an instance rather than count: "#1033", "第二篇", "2nd", "second", "R5" (glued to a name)."""
         return {u.key[4:] for u in self.units if u.kind == "value" and u.key.startswith("num:") and u.surface}
 
     @property
     def identifiers(self) -> set[str]:
-        """Numbers that say which thing the text is about rather than how much: ordinals, a number after a
-        numbering word ("teammate number 2", "Bus No. 3") or before 号 ("3号同事", "5号楼"), and a number in the
-        subject ("[Room 305] has a broken heater", "用户的[3号]同事"). Two texts that differ in one are about two
-        things, so the number is never a new value of one slot."""
+        """Numbers that say which thing or occasion the text is about rather than how much: ordinals and numbers
+        inside a name ("R5", "B2-107"), a number after a numbering word ("teammate number 2", "Bus No. 3", "第2个")
+        or before 号 ("3号同事", "5号楼"), a year (in 2019, 2019年, a 1974 guitar), and a number in the subject
+        ("[Room 305] has a broken heater", "用户的[3号]同事"). Two texts that differ in one are about two things or
+        two occasions, so the number is never a new value of one slot."""
         units = self.units
         found = set(self.ordinals)
         for i, u in enumerate(units):
@@ -538,9 +540,12 @@ class Analysis:
                 continue
             before = units[i - 1].key.lower() if i else ""
             after = units[i + 1].key if i + 1 < len(units) else ""
-            if before in NUMBERING_BEFORE or after in NUMBERING_AFTER:
+            if before in NUMBERING_BEFORE or after in NUMBERING_AFTER or _YEAR.fullmatch(u.key[4:]):
                 found.add(u.key[4:])
         s = _subject_index(self)
+        owned = s is not None and any(u.key.lower() in _POSSESSIVE or u.key.lower() in _HOLDERS for u in units[:s])
+        if s is not None and not owned and units[s].kind == "concept":
+            s = None  # a text's first word may be a verb ("超过500元…", "Publish two posts a week"): no subject
         if s is not None:
             for j in (s, s + 1, s + 2):
                 if j >= len(units) or (j > s and units[j].kind == "frame"):
@@ -618,6 +623,7 @@ def analyse(text: str) -> Analysis:
             sentence_start = False
 
     last = prev_end = 0
+    prev_word = ""  # the latin word that ended at prev_end, if the last token was one
     for m in _TOKEN.finditer(text):
         if re.search(r"[.!?;:。！？；]", text[last:m.start()]):
             flush()
@@ -626,20 +632,22 @@ def analyse(text: str) -> Analysis:
         kind, tok = m.lastgroup, m.group()
         if kind == "word":
             words.append(tok.rstrip("."))
-            prev_end = m.end()
+            prev_end, prev_word = m.end(), tok
             continue
         flush()
         sentence_start = False
         if kind in ("url", "path"):
             units.append(Unit("value", f"path:{tok.rstrip('/').lower()}", 2))
         elif kind == "num":
-            units.extend(_number_units(tok))
+            glued = prev_word if m.start() == prev_end else ""  # "R5", "S22", "B2-107": a model or a place, no count
+            units.extend(Unit(u.kind, u.key, u.weight, (glued + tok).lower()) if glued and u.key.startswith("num:")
+                         else u for u in _number_units(tok))
         elif kind == "ident":  # "#1033": an issue or PR number names a thing; it is not a quantity
             units.append(Unit("value", f"num:{tok[1:].lstrip('0') or '0'}", 2, tok))
         else:
             tok = _after_digits(tok, units, adjacent=m.start() == prev_end)
             units.extend(_segment_cjk(tok))
-        prev_end = m.end()
+        prev_end, prev_word = m.end(), ""
     flush()
     units = [part for u in units for part in _expand(u)]
     units = [Unit("content", u.key.lower(), 1, u.surface) if u.kind == "negation" and u.key.lower() in NUMBERING_BEFORE
