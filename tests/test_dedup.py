@@ -138,7 +138,9 @@ def test_kinds_of_one_thing_are_different_values_never_one_name():
     for existing, candidate in [("The user drinks espresso every morning", "The user drinks latte every morning"),
                                 ("用户每天喝绿茶", "用户每天喝乌龙茶"), ("The user edits in vim", "The user edits in neovim"),
                                 ("The laptop runs Ubuntu", "The laptop runs Fedora"),
-                                ("The user is vegetarian", "The user is vegan"), ("用户下午跑步", "用户晚上跑步")]:
+                                ("The user is vegetarian", "The user is vegan"), ("用户下午跑步", "用户晚上跑步"),
+                                ("用户周一开周会", "用户周一开站会"), ("The user likes warm showers", "The user likes hot showers"),
+                                ("用户晚上写作", "用户深夜写作")]:
         assert action(existing, candidate) != "duplicate", (existing, candidate)
     assert action("The user drinks black tea", "用户喝红茶") == "duplicate"  # one kind in two languages
     assert action("用户平时喝美式", "The user usually drinks americano") == "duplicate"
