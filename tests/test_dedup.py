@@ -120,6 +120,7 @@ def test_a_number_that_says_which_one_is_another_thing_never_a_new_value():
     assert action("Room 305 has a broken heater", "Room 207 has a broken heater") == "new"  # in the subject
     assert analyse("Room 305 has a broken heater").identifiers == {"305"}
     assert action("The user owns a Canon EOS R5", "The user owns a Canon EOS R6") == "new"  # glued to a name: a model
+    assert action("项目用Python3.11", "项目改用Python3.12") == "update"  # a name's version, glued or not
     assert action("用户第2个孩子明年上小学", "用户第3个孩子明年上小学") == "new"  # 第2 is 第二
     assert action("用户2019年去过日本", "用户2023年去过日本") == "new"  # a year says which occasion
     assert action("The user has a 2019 Fender Stratocaster", "The user has a 1974 Fender Stratocaster") == "new"

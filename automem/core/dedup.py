@@ -134,7 +134,7 @@ LIGHT_VERBS_ZH = frozenset(_LEX.get("light_verbs", {}).get("zh") or ())
 LIGHT_VERBS_EN_FORMS = tuple(_LEX.get("light_verbs", {}).get("en") or ())
 NAMING_EN_FORMS = tuple(_LEX.get("naming", {}).get("en") or ())  # "called", "named": a name follows
 NAMING_ZH = frozenset(_LEX.get("naming", {}).get("zh") or ())
-# Words that say a number names which one: before it in English ("number 2", "No. 3"), after it in Chinese ("3号").
+# Words that say a number names which one: before it ("number 2", "No. 3", "第2"), after it ("3号").
 NUMBERING_BEFORE = frozenset(w.lower() for w in (_LEX.get("numbering", {}).get("before") or ()))
 NUMBERING_AFTER = frozenset(_LEX.get("numbering", {}).get("after") or ())
 _YEAR = re.compile(r"(?:19|20)\d\d")
@@ -639,7 +639,9 @@ def analyse(text: str) -> Analysis:
         if kind in ("url", "path"):
             units.append(Unit("value", f"path:{tok.rstrip('/').lower()}", 2))
         elif kind == "num":
-            glued = prev_word if m.start() == prev_end else ""  # "R5", "S22", "B2-107": a model or a place, no count
+            # one or two letters glued to it ("R5", "S22", "B2-107") make a model or a place, not a count; a longer
+            # word is a name with its version ("Python3.11", "Node18")
+            glued = prev_word if m.start() == prev_end and len(prev_word) <= 2 else ""
             units.extend(Unit(u.kind, u.key, u.weight, (glued + tok).lower()) if glued and u.key.startswith("num:")
                          else u for u in _number_units(tok))
         elif kind == "ident":  # "#1033": an issue or PR number names a thing; it is not a quantity
