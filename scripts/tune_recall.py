@@ -10,7 +10,7 @@ settings over those cached features:
 - LoCoMo evidence recall@5 (the measure of `scripts/eval_locomo.py`; tune = conversations 26, 30, 41; held-out =
   42, 43);
 - the recall bank's search hit@1 / hit@3 (`scripts/eval_recall.py`'s search measure; tune = recall_bank.json,
-  held-out = recall_bank_heldout.json and recall_bank_heldout2/3/4.json).
+  held-out = recall_bank_heldout.json and recall_bank_heldout2/3/4/5.json).
 
 The grid is ranked by the tune parts alone (LoCoMo tune recall@5 + bank hit@3, with hit@1 as the tie-break); the
 held-out figures of the best settings are printed beside them, never used to choose.
@@ -135,7 +135,8 @@ def collect_bank(bank_path: Path, pool: int) -> list:
 HELDOUT_BANKS = {"held-out": eval_recall.HELDOUT_BANK,
                  "held-out2": REPO / "tests" / "data" / "recall_bank_heldout2.json",
                  "held-out3": REPO / "tests" / "data" / "recall_bank_heldout3.json",
-                 "held-out4": REPO / "tests" / "data" / "recall_bank_heldout4.json"}
+                 "held-out4": REPO / "tests" / "data" / "recall_bank_heldout4.json",
+                 "held-out5": REPO / "tests" / "data" / "recall_bank_heldout5.json"}
 
 
 def hit_rate(rows: list, p: dict, k: int) -> float:
