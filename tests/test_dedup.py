@@ -129,6 +129,20 @@ def test_a_number_that_says_which_one_is_another_thing_never_a_new_value():
     assert action("The user's daughter is 7", "The user's daughter is 8") == "update"
     assert action("The user drinks 3 cups of coffee a day", "The user drinks 5 cups of coffee a day") == "update"
     assert action("The user's employee number is 4411", "The user's employee number is 5521") == "update"
+    # "no" numbers only as "No." inside a sentence; a real negation before a number still flips the fact
+    assert action("Room No. 12 has 2 beds", "Room No. 12 has no 2 beds") == "update"
+    assert action("Building No. 7 has 24-hour security", "Building No. 7 has no 24-hour security") == "update"
+    assert analyse("Does the user smoke? No. 2 beers a week").negations == 1
+    # an update is of one subject's slot, announced or not
+    assert action("Colleague No. 2 uses vim for Python", "The user switched to emacs for Python") == "new"
+    # a year reads as one only in a year's place; a round amount is an amount
+    assert action("The user's daily calorie goal is 2000", "The user's daily calorie goal is now 1800") == "update"
+    assert action("The user's phone battery is 2000 mAh", "The user's phone battery is 4000 mAh") == "update"
+    assert action("The user went to Rome in 2019", "The user went to Rome in 2022") == "new"
+    # a count in the subject is a count: "2 cats", "2个孩子"; "305房间" names a room
+    assert analyse("The user's 2 cats sleep on the sofa").identifiers == set()
+    assert analyse("用户的2个孩子都上小学了").identifiers == set()
+    assert analyse("305房间的暖气坏了").identifiers == {"305"}
     # an instruction opens with a verb, not a subject: its number is still the value
     assert action("超过500元的支出要提醒用户", "超过300元的支出就提醒用户") == "update"
     assert action("Publish two blog posts a week", "Publish only one blog post a week from now on") == "update"
@@ -147,9 +161,12 @@ def test_kinds_of_one_thing_are_different_values_never_one_name():
     assert action("用户平时喝美式", "The user usually drinks americano") == "duplicate"
 
 
-def test_am_is_a_morning_only_after_a_number():
+def test_am_and_pm_are_a_part_of_the_day_only_right_after_a_number():
     assert action("I am a night owl", "The user is a night owl") == "duplicate"
     assert action("The user wakes up at 6 am every day", "I get up at six every morning") == "duplicate"
+    assert "MORNING" not in analyse("The user is 30. Am I right").concepts
+    assert action("The user has a meeting at 3 pm", "用户下午3点开会") == "duplicate"  # 1-5 pm is 下午
+    assert "EVENING" in analyse("The user goes to bed at 11pm").concepts
 
 
 # --- events ----------------------------------------------------------------------------------------------------

@@ -79,7 +79,7 @@ def test_the_later_heldout_banks_share_nothing_with_the_others(name):
     """recall_bank_heldout2/3/4/5.json were each written after the rules were tuned on the banks before them: none of
     their memories, ids or items (a question with the memory it expects), both languages in memories and questions,
     most questions cross-language. Two writers may word a question alike ("我对哪种抗生素过敏？" is in the second and
-    the fifth bank), each about its own memory."""
+    the fifth bank), each about its own memory, but no more than one in twenty."""
     ev = _eval_module()
 
     def items(bank):
@@ -92,6 +92,8 @@ def test_the_later_heldout_banks_share_nothing_with_the_others(name):
         assert not {m["text"] for m in other["memories"]} & {m["text"] for m in later["memories"]}
         assert not {m["id"] for m in other["memories"]} & {m["id"] for m in later["memories"]}
         assert not items(other) & items(later)
+        shared = {q["question"] for q in other["questions"]} & {q["question"] for q in later["questions"]}
+        assert len(shared) * 20 <= len(later["questions"]), shared  # a coincidence, not a copied bank
     assert {q["lang"] for q in later["questions"]} == {"zh", "en"}
     assert sum(q["cross"] for q in later["questions"]) / len(later["questions"]) >= 0.5
 

@@ -137,7 +137,8 @@ NAMING_ZH = frozenset(_LEX.get("naming", {}).get("zh") or ())
 # Words that say a number names which one: before it ("number 2", "No. 3", "第2"), after it ("3号").
 NUMBERING_BEFORE = frozenset(w.lower() for w in (_LEX.get("numbering", {}).get("before") or ()))
 NUMBERING_AFTER = frozenset(_LEX.get("numbering", {}).get("after") or ())
-_YEAR = re.compile(r"(?:19|20)\d\d")
+_YEAR = re.compile(r"(?:19|20)\d\d")  # a year when it reads as one: "2019年", "in 2019", "a 1974 Stratocaster"
+_YEAR_BEFORE = frozenset({"in", "since", "from", "until", "till", "by", "during", "year", "circa"})
 
 _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
@@ -385,14 +386,22 @@ def _scaled(number: str, factor: int) -> str:
     return str(int(value)) if value == int(value) else str(value)
 
 
+def _daypart(number: str, suffix: str) -> str:
+    """The part of the day of "7am", "3 pm", "9pm": 12-5 pm is the afternoon (下午), later the evening."""
+    if suffix == "am":
+        return "MORNING"
+    hour = int(number.split(":")[0] or 0)
+    return "AFTERNOON" if hour == 12 or 1 <= hour <= 5 else "EVENING"
+
+
 def _number_units(tok: str) -> list[Unit]:
-    """"7am" is 7 in the morning, "7pm" 7 in the evening; other suffixes (18px, 4k, 80%) stay with the number."""
+    """"7am" is 7 in the morning, "3pm" 3 in the afternoon, "7pm" 7 in the evening; other suffixes (18px, 4k, 80%)
+    stay with the number."""
     low = tok.lower()
     if low.endswith(("st", "nd", "rd", "th")) and low[:-2].isdigit():  # "2nd": an ordinal names an instance
         return [Unit("value", f"num:{_canonical_number(low[:-2])}", 2, low)]
     if low.endswith(("am", "pm")) and low[:-2].replace(":", "").isdigit():
-        daypart = "MORNING" if low.endswith("am") else "EVENING"
-        return [Unit("concept", daypart, 2), Unit("value", f"num:{_canonical_number(low[:-2])}", 2)]
+        return [Unit("concept", _daypart(low[:-2], low[-2:]), 2), Unit("value", f"num:{_canonical_number(low[:-2])}", 2)]
     if low.endswith("k") and re.fullmatch(r"[\d,]+(?:\.\d+)?", low[:-1]):  # "20k" is 20000
         return [Unit("value", f"num:{_scaled(low[:-1].replace(',', ''), 1000)}", 2)]
     return [Unit("value", f"num:{_canonical_number(low)}", 2)]
@@ -540,18 +549,21 @@ class Analysis:
                 continue
             before = units[i - 1].key.lower() if i else ""
             after = units[i + 1].key if i + 1 < len(units) else ""
-            if before in NUMBERING_BEFORE or after in NUMBERING_AFTER or _YEAR.fullmatch(u.key[4:]):
+            year = _YEAR.fullmatch(u.key[4:]) and (after == "年" or before in _YEAR_BEFORE or after.startswith("name:"))
+            if before in NUMBERING_BEFORE or after in NUMBERING_AFTER or year:
                 found.add(u.key[4:])
         s = _subject_index(self)
-        owned = s is not None and any(u.key.lower() in _POSSESSIVE or u.key.lower() in _HOLDERS for u in units[:s])
-        if s is not None and not owned and units[s].kind == "concept":
+        if s is not None and not _owned(self, s) and units[s].kind == "concept":
             s = None  # a text's first word may be a verb ("超过500元…", "Publish two posts a week"): no subject
         if s is not None:
             for j in (s, s + 1, s + 2):
                 if j >= len(units) or (j > s and units[j].kind == "frame"):
                     break  # "the user's daughter is 7": a frame word ends the subject
                 if units[j].key.startswith("num:"):
-                    found.add(units[j].key[4:])
+                    # the subject itself a number: "305房间" names a room, "2 cats" and "2个孩子" count them
+                    named = j > s or (self.lang == "zh" and j + 1 < len(units) and units[j + 1].kind == "content")
+                    if named:
+                        found.add(units[j].key[4:])
                     break
                 if j > s and units[j].key.lower() not in NUMBERING_BEFORE:
                     break
@@ -623,7 +635,7 @@ def analyse(text: str) -> Analysis:
             sentence_start = False
 
     last = prev_end = 0
-    prev_word = ""  # the latin word that ended at prev_end, if the last token was one
+    prev_word, prev_kind, word_opens = "", "", False  # the last token; whether that word opened a sentence
     for m in _TOKEN.finditer(text):
         if re.search(r"[.!?;:。！？；]", text[last:m.start()]):
             flush()
@@ -631,14 +643,24 @@ def analyse(text: str) -> Analysis:
         last = m.end()
         kind, tok = m.lastgroup, m.group()
         if kind == "word":
+            gap = text[prev_end:m.start()]
+            if prev_kind == "num" and tok.lower() in ("am", "pm") and not gap.strip():  # "6 am", "3 pm"; "I am" is no time
+                units.append(Unit("concept", _daypart(units[-1].key[4:] if units and units[-1].key.startswith("num:")
+                                                      else "0", tok.lower()), 2))
+                prev_end, prev_word, prev_kind = m.end(), "", "word"
+                continue
+            word_opens = sentence_start and not words
             words.append(tok.rstrip("."))
-            prev_end, prev_word = m.end(), tok
+            prev_end, prev_word, prev_kind = m.end(), tok, "word"
             continue
         flush()
         sentence_start = False
         if kind in ("url", "path"):
             units.append(Unit("value", f"path:{tok.rstrip('/').lower()}", 2))
         elif kind == "num":
+            if (prev_word.lower() in NUMBERING_BEFORE and re.fullmatch(r"\.\s*", text[prev_end:m.start()])
+                    and not word_opens and units and units[-1].kind == "negation"):
+                units[-1] = Unit("content", prev_word.lower(), 1, units[-1].surface)  # "Bus No. 3": "No." numbers
             # one or two letters glued to it ("R5", "S22", "B2-107") make a model or a place, not a count; a longer
             # word is a name with its version ("Python3.11", "Node18")
             glued = prev_word if m.start() == prev_end and len(prev_word) <= 2 else ""
@@ -649,14 +671,9 @@ def analyse(text: str) -> Analysis:
         else:
             tok = _after_digits(tok, units, adjacent=m.start() == prev_end)
             units.extend(_segment_cjk(tok))
-        prev_end, prev_word = m.end(), ""
+        prev_end, prev_word, prev_kind = m.end(), "", kind
     flush()
     units = [part for u in units for part in _expand(u)]
-    units = [Unit("content", u.key.lower(), 1, u.surface) if u.kind == "negation" and u.key.lower() in NUMBERING_BEFORE
-             and i + 1 < len(units) and units[i + 1].key.startswith("num:") else u
-             for i, u in enumerate(units)]  # "Bus No. 3": the "no" numbers, it does not negate
-    units = [Unit("concept", "MORNING", 2) if u.kind == "frame" and u.key == "am" and i and units[i - 1].key.startswith(
-        "num:") else u for i, u in enumerate(units)]  # "6 am" is in the morning; "I am" is not
     negations = sum(1 for u in units if u.kind in ("negation", "negchange"))
     change = any(u.kind in ("change", "negchange") for u in units)
     strong = any(u.kind in ("change", "negchange") and u.weight > 0 for u in units)
@@ -958,6 +975,8 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
 
 def slot_change(a: Analysis, b: Analysis, values: list[str], flipped: bool) -> str:
     """Why `b` replaces `a` (the same slot, a value that excludes the old one), or "" when nothing says so."""
+    if not _same_holder(a, b):
+        return ""  # one subject's slot: "The user switched to emacs" never replaces "Colleague No. 2 uses vim"
     announced = b.strong_change and not a.strong_change
     rest = overlap(a, b, ignore=[v.split(" ", 1)[0] for v in values])
     if flipped and not values:
@@ -1015,6 +1034,25 @@ def _subject_index(x: Analysis) -> int | None:
         if u.key.lower() in _HOLDERS:
             return None
     return None
+
+
+def _owned(x: Analysis, i: int) -> bool:
+    """Whether the subject at `i` is held by the user ("the user's shell", "用户的车"), not named first ("Anna ...")."""
+    return any(u.key.lower() in _POSSESSIVE or u.key.lower() in _HOLDERS for u in x.units[:i])
+
+
+def _same_holder(a: Analysis, b: Analysis) -> bool:
+    """Whether two texts can be about one subject's slot: the same subject, or the user on one side and something
+    the user holds on the other ("用户的车是白色的" / "用户换了一辆黑色的车"). Someone named first ("Colleague No. 2
+    uses vim") is never the user."""
+    if _other_subject(a) == _other_subject(b):
+        return True
+    ia, ib = _subject_index(a), _subject_index(b)
+    if ia is None and ib is not None:
+        return _owned(b, ib)
+    if ib is None and ia is not None:
+        return _owned(a, ia)
+    return False  # two different subjects
 
 
 def _other_subject(x: Analysis) -> str | None:
