@@ -95,21 +95,43 @@ class Store:
         from .embeddings import make_embedding_function
 
         ef = make_embedding_function(self.config)
-        client = self._make_client()
-        try:
-            collection = client.get_or_create_collection(
-                COLLECTION, embedding_function=ef, configuration={"hnsw": {"space": "cosine"}})
-        except ValueError as exc:
-            raise StoreError(
-                f"the store's collection `{COLLECTION}` does not fit this config ({exc}); the store was built with "
-                f"another `embedding:` setting: set it back, or `automem export` and import into a new root") from None
-        except Exception as exc:
-            raise StoreError(f"cannot open collection `{COLLECTION}`: {exc}") from None
+        with self._first_open_lock():
+            client = self._make_client()
+            try:
+                collection = client.get_or_create_collection(
+                    COLLECTION, embedding_function=ef, configuration={"hnsw": {"space": "cosine"}})
+            except ValueError as exc:
+                raise StoreError(
+                    f"the store's collection `{COLLECTION}` does not fit this config ({exc}); the store was built "
+                    f"with another `embedding:` setting: set it back, or `automem export` and import into a new "
+                    f"root") from None
+            except Exception as exc:
+                raise StoreError(f"cannot open collection `{COLLECTION}`: {exc}") from None
         self._client, self._collection = client, collection
         self._ensure_schema()
         if self.backend == "embedded":
             self._tidy_files()
             self._index_an_empty_store()
+
+    @contextmanager
+    def _first_open_lock(self) -> Iterator[None]:
+        """The write lock around making an embedded store's files. Chroma's first set-up (its SQLite migrations) is
+        not safe across processes: two drainers opening a new root at once failed 1 in 30 with "table collections
+        already exists" or "database is locked". Once the files exist, opening needs no lock."""
+        from filelock import Timeout
+
+        if self.backend != "embedded" or (self.location.chroma_dir / "chroma.sqlite3").exists():
+            yield
+            return
+        lock = self._write_file_lock()  # re-entrant; not lock(), which refreshes, i.e. opens again
+        try:
+            lock.acquire(timeout=LOCK_TIMEOUT_S)
+        except Timeout:
+            raise self._held_too_long(LOCK_TIMEOUT_S) from None
+        try:
+            yield
+        finally:
+            lock.release()
 
     def _index_an_empty_store(self) -> None:
         """A store just made (the first session's drainer opens it, and may store nothing) gets its empty recall
@@ -242,8 +264,7 @@ class Store:
                 try:
                     self._write_file_lock().acquire(timeout=timeout)
                 except Timeout:
-                    raise StoreError(f"another automem process has held {self.location.write_lock} for "
-                                     f"{timeout:.0f} s; if none is running, delete the file") from None
+                    raise self._held_too_long(timeout) from None
             self._lock_depth += 1
             try:
                 self.refresh()
@@ -252,6 +273,10 @@ class Store:
                 self._lock_depth -= 1
                 if self._lock_depth == 0:
                     self._file_lock.release()
+
+    def _held_too_long(self, timeout: float) -> StoreError:
+        return StoreError(f"another automem process has held {self.location.write_lock} for {timeout:.0f} s; if none "
+                          f"is running, delete the file")
 
     def _write_file_lock(self):
         """This store's handle on `<root>/automem/write.lock` (one per Store: filelock counts re-entries per handle,
