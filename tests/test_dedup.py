@@ -167,6 +167,7 @@ def test_am_and_pm_are_a_part_of_the_day_only_right_after_a_number():
     assert "MORNING" not in analyse("The user is 30. Am I right").concepts
     assert action("The user has a meeting at 3 pm", "用户下午3点开会") == "duplicate"  # 1-5 pm is 下午
     assert "EVENING" in analyse("The user goes to bed at 11pm").concepts
+    assert "AFTERNOON" in analyse("Meet at 1.30 pm").concepts and "AFTERNOON" in analyse("at 2-3 pm").concepts
 
 
 # --- events ----------------------------------------------------------------------------------------------------

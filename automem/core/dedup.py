@@ -390,7 +390,8 @@ def _daypart(number: str, suffix: str) -> str:
     """The part of the day of "7am", "3 pm", "9pm": 12-5 pm is the afternoon (下午), later the evening."""
     if suffix == "am":
         return "MORNING"
-    hour = int(number.split(":")[0] or 0)
+    lead = re.match(r"\d+", number)  # "3", "3:30", "1.30" (a British time), "2-3"
+    hour = int(lead.group()) if lead else 0
     return "AFTERNOON" if hour == 12 or 1 <= hour <= 5 else "EVENING"
 
 
