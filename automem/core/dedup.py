@@ -646,8 +646,7 @@ def analyse(text: str) -> Analysis:
         if kind == "word":
             gap = text[prev_end:m.start()]
             if prev_kind == "num" and tok.lower() in ("am", "pm") and not gap.strip():  # "6 am", "3 pm"; "I am" is no time
-                units.append(Unit("concept", _daypart(units[-1].key[4:] if units and units[-1].key.startswith("num:")
-                                                      else "0", tok.lower()), 2))
+                units.append(Unit("concept", _daypart(units[-1].key[4:], tok.lower()), 2))  # a number token ends in one
                 prev_end, prev_word, prev_kind = m.end(), "", "word"
                 continue
             word_opens = sentence_start and not words
@@ -1046,20 +1045,21 @@ def _same_holder(a: Analysis, b: Analysis) -> bool:
     """Whether two texts can be about one subject's slot: the same subject, or the user on one side and something
     the user holds on the other ("用户的车是白色的" / "用户换了一辆黑色的车"). Someone named first ("Colleague No. 2
     uses vim") is never the user."""
-    if _other_subject(a) == _other_subject(b):
-        return True
     ia, ib = _subject_index(a), _subject_index(b)
-    if ia is None and ib is not None:
-        return _owned(b, ib)
-    if ib is None and ia is not None:
-        return _owned(a, ia)
+    if _subject_key(a, ia) == _subject_key(b, ib):
+        return True
+    if ia is None or ib is None:
+        return _owned(b, ib) if ia is None else _owned(a, ia)
     return False  # two different subjects
+
+
+def _subject_key(x: Analysis, i: int | None) -> str | None:
+    return None if i is None else _SECOND_OF.get(x.units[i].key, x.units[i].key)
 
 
 def _other_subject(x: Analysis) -> str | None:
     """The key of whom or what the text is about when that is not the user (see `_subject_index`)."""
-    i = _subject_index(x)
-    return None if i is None else _SECOND_OF.get(x.units[i].key, x.units[i].key)
+    return _subject_key(x, _subject_index(x))
 
 
 def is_about_user(text: str) -> bool:

@@ -116,8 +116,8 @@ class Store:
     @contextmanager
     def _first_open_lock(self) -> Iterator[None]:
         """The write lock around making an embedded store's files. Chroma's first set-up (its SQLite migrations) is
-        not safe across processes: two drainers opening a new root at once failed 1 in 30 with "table collections
-        already exists" or "database is locked". Once the files exist, opening needs no lock."""
+        not safe across processes: three processes opening a new root at once failed in 2 of 20 rounds ("table
+        collections already exists"; "database is locked" too). Once the files exist, opening needs no lock."""
         from filelock import Timeout
 
         if self.backend != "embedded" or (self.location.chroma_dir / "chroma.sqlite3").exists():
