@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from automem.config import Config
-from automem.core.dedup import (Neighbour, Question, Thresholds, Verdict, analyse, changed_values, compare, decide,
-                                language, polarity_flipped, same_wording, settle)
+from automem.core.analysis import analyse, changed_values, language, polarity_flipped, same_wording
+from automem.core.dedup import Neighbour, Question, Thresholds, Verdict, compare, decide, settle
 
 TH = Thresholds.from_config(Config())
 CLOSE, AWAY = 0.2, TH.related + 0.05

@@ -171,10 +171,10 @@ def test_the_index_knows_which_persona_memories_are_about_the_user(location, mon
     index.rebuild(location, mems, "7")
     assert {i.id: i.about_user for i in index.items(location)} == about
     # a rebuild (a Chroma server's index: every minute) analyses only texts it has not seen
-    from automem.core import dedup
+    from automem.core import analysis
 
     seen = []
-    monkeypatch.setattr(dedup, "is_about_user", lambda text: seen.append(text) or True)
+    monkeypatch.setattr(analysis, "is_about_user", lambda text: seen.append(text) or True)
     changed = item(3, "The user is lactose intolerant and drinks oat milk")
     index.rebuild(location, [*mems[:2], changed, *mems[3:]], "8")
     assert seen == [changed.text]
@@ -184,7 +184,7 @@ def test_the_index_knows_which_persona_memories_are_about_the_user(location, mon
     def broken(text):
         raise RuntimeError("lexicon unreadable")
 
-    monkeypatch.setattr(dedup, "is_about_user", broken)
+    monkeypatch.setattr(analysis, "is_about_user", broken)
     index.apply(location, put=[item(7, "The user plays the cello")], generation=None)
     assert {i.id: i.about_user for i in index.items(location)}["m_7"] == 0
     monkeypatch.undo()

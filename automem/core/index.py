@@ -228,7 +228,7 @@ def _about_user(memory: Any) -> int:
     if memory.wing != "user":
         return 0
     try:
-        from .dedup import is_about_user
+        from .analysis import is_about_user
 
         return int(is_about_user(memory.text))
     except Exception:  # noqa: BLE001 - a ranking hint never fails the write that carries the memory

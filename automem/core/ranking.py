@@ -1,7 +1,7 @@
 """Recall ranking: the vector and keyword halves fused (`fuse`), with what the question and the memory say in common.
 
 The embedding alone misses some cross-language pairs ("持续集成" vs "CI pipeline", "阅读量" vs "readers"). The
-write path's text analysis (`automem.core.dedup.analyse`) maps both languages onto shared concepts and values, so a
+write path's text analysis (`automem.core.analysis.analyse`) maps both languages onto shared concepts and values, so a
 memory that shares the question's concepts moves up. Plain functions; the store supplies the candidates.
 """
 
@@ -51,7 +51,7 @@ def question_share(text: str) -> float:
 
 @lru_cache(maxsize=4096)
 def _meaning(text: str):
-    from .dedup import analyse
+    from .analysis import analyse
 
     return analyse(text).meaning
 
