@@ -603,7 +603,7 @@ def import_record(obj: dict, where: str, profile: str):
     import re
 
     from .core.memory import STATUSES, WINGS, Memory
-    from .core.store import tombstone_key
+    from .core.forgetting import tombstone_key
     from .paths import profile_name_problem
     from .text import validate
 

@@ -7,30 +7,26 @@ Two facts shape this module:
 - Writers serialise on one inter-process file lock (`<root>/automem/write.lock`), and the neighbour lookup that
   decides duplicate / update / new runs under that same lock.
 
-Forgetting removes: `forget` is the one place that deletes a memory, everywhere the store keeps it (the record and
-its vector, Chroma's log and free pages, the recall index, log lines, spool copies; see `automem.core.erase`),
-and leaves a tombstone in the collection `forgotten`: the id and a hash of the text, no words. Automatic sources
-consult it (`forgotten_among`), so an old transcript cannot bring the memory back; an explicit add clears it.
+This module opens, locks, reads and writes the memories. Forgetting (`Store.forget`, the tombstones) is
+`automem.core.forgetting`, mixed into `Store`.
 """
 
 from __future__ import annotations
 
 import math
 import threading
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from ..config import Config, load_config
 from ..errors import AutomemError, StoreError
+from .forgetting import Forgetting
 from .memory import METADATA_KEYS, Memory
 from ..paths import Location, make_private, write_private
 from .visibility import OWNER, matches, visible_where
 
 COLLECTION = "memories"
-TOMBSTONES = "forgotten"  # one record per forgotten memory: its id, `text_sha`, profile, wing, forgotten_at
-_TOMBSTONE_VECTOR = [1.0]  # Chroma wants a vector; a tombstone is found by id or metadata, never by similarity
 _STATUS_RANK = {"active": 0, "superseded": 1, "forgotten": 2}  # update_metadata never moves a status down
 LOCK_TIMEOUT_S = 120.0
 _PAGE = 1000
@@ -39,7 +35,7 @@ WIDE_POOL = 1000  # the widest unfiltered query tried before the filtered one
 SCHEMA_VERSION = 2  # 2: every memory has a `scope` (automem.core.memory.OWNER for the owner's)
 
 
-class Store:
+class Store(Forgetting):
     """Memories of every profile under one root. Thread-safe; safe across processes (see module docstring)."""
 
     def __init__(self, location: Location, config: Config | None = None):
@@ -598,138 +594,6 @@ class Store:
             return explain(exc, self.config)
         return str(exc)
 
-    # -- forgetting ----------------------------------------------------------------------------------------------
-    def forget(self, ids: Sequence[str], now: int | None = None) -> list[str]:
-        """Forget memories for good. Returns the ids forgotten now (an id already forgotten is not among them).
-
-        This is the one method that deletes a memory. Everywhere the store keeps it: the record (text, vector,
-        metadata), Chroma's log rows and free pages (embedded), the recall index; then the words go from the
-        log, the spool and the caches (`automem.core.erase`). A tombstone without the words stays (`forgotten_among`).
-        """
-        now = int(now if now is not None else time.time())
-        with self.lock():
-            gone = [m for m in self.get(ids)]
-            gone += [m for m in self._legacy_forgotten() if m.id not in {g.id for g in gone}]
-            if not gone:
-                return []
-            try:
-                self._tombstone_collection(create=True).upsert(
-                    ids=[m.id for m in gone], embeddings=[list(_TOMBSTONE_VECTOR) for _ in gone],
-                    metadatas=[tombstone_metadata(m, now) for m in gone])
-                self._index(drop=[m.id for m in gone])
-                self._collection.delete(ids=[m.id for m in gone])
-            except AutomemError:
-                raise
-            except Exception as exc:
-                raise StoreError(f"forget failed: {self._explain(exc)}") from None
-            self._wrote()
-            self._erase_copies(gone)
-        from ..log import log_event
-
-        log_event(self.location, "forget", ids=[m.id for m in gone],
-                  text_sha=[tombstone_key(m.profile, m.text, m.scope) for m in gone])
-        return [m.id for m in gone if m.id in set(ids)]
-
-    def _legacy_forgotten(self) -> list[Memory]:
-        """Records an older automem kept with status `forgotten` (and their words): forgotten properly now."""
-        return list(self.iter_records(where={"status": "forgotten"}))
-
-    def _erase_copies(self, gone: Sequence[Memory]) -> None:
-        """Everything but the record itself (called by `forget`, under the write lock)."""
-        from . import erase, index
-
-        if self.backend == "embedded":
-            self._close_client()  # VACUUM needs this process's connections closed
-            erase.purge_chroma(self.location.chroma_dir, [m.id for m in gone])
-        index.purge(self.location)  # no page of the keyword index keeps the words
-        erase.scrub_files(self.location, [m.text for m in gone])
-
-    def _tombstone_collection(self, create: bool = False) -> Any:
-        """The tombstones' collection; None when nothing was ever forgotten here (and `create` is false)."""
-        with self._thread_lock:
-            self.refresh()  # another process's forget bumps the generation: the reopen forgets "absent" too
-            if self._tombstones is None or (create and self._tombstones is _ABSENT):
-                try:
-                    if create:
-                        self._tombstones = self._client.get_or_create_collection(
-                            TOMBSTONES, embedding_function=_embedding_function(self.config),
-                            configuration={"hnsw": {"space": "cosine"}})
-                    else:
-                        self._tombstones = self._client.get_collection(
-                            TOMBSTONES, embedding_function=_embedding_function(self.config))
-                except Exception as exc:
-                    if create or not _is_not_found(exc):
-                        raise StoreError(f"cannot open collection `{TOMBSTONES}`: {self._explain(exc)}") from None
-                    # Absent. Embedded: known until the generation moves. A server has no generation: ask again.
-                    self._tombstones = _ABSENT if self.backend == "embedded" else None
-                    return None
-            return None if self._tombstones is _ABSENT else self._tombstones
-
-    def forgotten_among(self, items: Sequence[tuple[str, str, str, str]]) -> set[str]:
-        """Of (id, profile, scope, normalised text) items, the ids their owner forgot: by id, or by the same text
-        of the same profile and scope in any wing. One or two reads; none when nothing was ever forgotten."""
-        if not items:
-            return set()
-        tomb = self._tombstone_collection()
-        if tomb is None:
-            return set()
-        keys = {tombstone_key(profile, text, scope): mid for mid, profile, scope, text in items}
-        try:
-            by_id = set(tomb.get(ids=[item[0] for item in items], include=[])["ids"])
-            res = tomb.get(where={"text_sha": {"$in": sorted(keys)}}, include=["metadatas"])
-        except Exception as exc:
-            raise StoreError(f"read failed: {self._explain(exc)}") from None
-        by_text = {keys[m["text_sha"]] for m in res["metadatas"] if m and m.get("text_sha") in keys}
-        return by_id | by_text
-
-    def _clear_tombstones(self, memories: Sequence[Memory]) -> None:
-        tomb = self._tombstone_collection()
-        if tomb is None or not memories:
-            return
-        ids = set(tomb.get(ids=[m.id for m in memories], include=[])["ids"])
-        keys = sorted({tombstone_key(m.profile, m.text, m.scope) for m in memories})
-        ids |= set(tomb.get(where={"text_sha": {"$in": keys}}, include=[])["ids"])
-        if ids:
-            tomb.delete(ids=sorted(ids))
-
-    def tombstones(self) -> list[dict]:
-        """Every tombstone: {"id", "text_sha", "profile", "wing", "room", "forgotten_at"}, oldest first."""
-        tomb = self._tombstone_collection()
-        if tomb is None:
-            return []
-        out, offset = [], 0
-        while True:
-            res = self._read("read", lambda: tomb.get(limit=_PAGE, offset=offset, include=["metadatas"]))
-            out += [{"id": i, **(m or {})} for i, m in zip(res["ids"], res["metadatas"])]
-            if len(res["ids"]) < _PAGE:
-                break
-            offset += _PAGE
-        out.sort(key=lambda t: (t.get("forgotten_at", 0), t["id"]))
-        return out
-
-    def add_tombstones(self, tombstones: Sequence[dict]) -> int:
-        """Store tombstones as given (import, migrate): no words, nothing deleted. Returns how many."""
-        if not tombstones:
-            return 0
-        with self.lock():
-            return self.write_tombstones(tombstones)
-
-    def write_tombstones(self, tombstones: Sequence[dict]) -> int:
-        """`add_tombstones` for a caller that already holds what it needs (`migrate` locks the embedded sides)."""
-        if not tombstones:
-            return 0
-        try:
-            self._tombstone_collection(create=True).upsert(
-                ids=[t["id"] for t in tombstones], embeddings=[list(_TOMBSTONE_VECTOR) for _ in tombstones],
-                metadatas=[{k: v for k, v in t.items() if k != "id" and isinstance(v, (str, int, float, bool))}
-                           for t in tombstones])
-        except AutomemError:
-            raise
-        except Exception as exc:
-            raise StoreError(f"write failed: {self._explain(exc)}") from None
-        self._wrote()
-        return len(tombstones)
-
     def import_memories(self, memories: Sequence[Memory], batch: int = 256) -> int:
         """Store memories exactly as given (ids, text, every metadata field), re-embedding their text (a large
         import's next chunk is embedded by a worker process while this one is written: see embed_worker)."""
@@ -780,35 +644,6 @@ def read_generation(location: Location) -> int:
             return int(fh.read().strip() or 0)
     except (OSError, ValueError):
         return 0
-
-
-def tombstone_key(profile: str, text: str, scope: str = OWNER) -> str:
-    """The hash a tombstone keeps of a forgotten memory's words (per profile and scope, any wing)."""
-    import hashlib
-
-    from ..text import normalise
-
-    return hashlib.sha256(f"{profile}\x1f{scope}\x1f{normalise(text)}".encode("utf-8")).hexdigest()[:32]
-
-
-def tombstone_metadata(memory: Memory, now: int) -> dict[str, Any]:
-    return {"text_sha": tombstone_key(memory.profile, memory.text, memory.scope), "profile": memory.profile,
-            "scope": memory.scope, "wing": memory.wing,
-            "room": memory.room, "task_id": memory.task_id, "created_at": int(memory.created_at or 0),
-            "forgotten_at": int(now), "status": "forgotten"}
-
-
-_ABSENT = object()  # the tombstones' collection does not exist (yet)
-
-
-def _is_not_found(exc: BaseException) -> bool:
-    return exc.__class__.__name__ in ("NotFoundError", "InvalidCollectionException") or "does not exist" in str(exc)
-
-
-def _embedding_function(config: Config) -> Any:
-    from .embeddings import make_embedding_function
-
-    return make_embedding_function(config)
 
 
 def open_store(location: Location | None = None, config: Config | None = None) -> Store:

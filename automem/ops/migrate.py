@@ -206,7 +206,7 @@ def verify(source_collection: Any, target_collection: Any, ids: Sequence[str]) -
 def tombstones_of(source, legacy: Sequence[RawRecord]) -> list[dict]:
     """The source's tombstones, and one for each record an older automem kept as `forgotten` (no words)."""
     from ..core.memory import Memory
-    from ..core.store import tombstone_metadata
+    from ..core.forgetting import tombstone_metadata
 
     out = {t["id"]: t for t in source.tombstones()}
     for rec in legacy:
