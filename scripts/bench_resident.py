@@ -59,7 +59,7 @@ def main() -> int:
     os.environ.update(HOME=env["HOME"], HERMES_HOME=str(root))
     for k in [k for k in os.environ if k.startswith("AUTOMEM_")]:
         del os.environ[k]
-    from automem.core import resident
+    from automem.core import resident_client
     from automem.core.memory import Memory, memory_id
     from automem.core.store import open_store
     from automem.paths import Location
@@ -78,7 +78,7 @@ def main() -> int:
                             start_new_session=True)
     try:
         started = time.perf_counter()
-        while resident.ask(loc, {"op": "ping"}, timeout=1.0) is None:
+        while resident_client.ask(loc, {"op": "ping"}, timeout=1.0) is None:
             if proc.poll() is not None or time.perf_counter() - started > 120:
                 raise SystemExit("the resident did not start")
             time.sleep(0.05)
@@ -89,10 +89,10 @@ def main() -> int:
         for i in range(args.asks):
             req["query"] = f"{QUERY} ({i})" if i % 2 else QUERY
             t = time.perf_counter()
-            reply = resident.ask(loc, req, timeout=5.0)
+            reply = resident_client.ask(loc, req, timeout=5.0)
             times.append((time.perf_counter() - t) * 1000)
             misses += reply is None or not reply.get("ok")
-        within = sum(t <= resident.ASK_TIMEOUT_S * 1000 for t in times)
+        within = sum(t <= resident_client.ASK_TIMEOUT_S * 1000 for t in times)
         status = Path(f"/proc/{proc.pid}/status").read_text()
         rss = next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS"))
         hwm = next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM"))

@@ -301,12 +301,12 @@ def child_fresh(root: str, session_id: str) -> dict:
 def resident_pid(root: str) -> int | None:
     """The pid of the resident recall process serving `root` (automem.core.resident), if one answers."""
     try:
-        from automem.core import resident
+        from automem.core import resident_client
         from automem.paths import Location
     except ImportError:  # a version without a resident
         return None
     try:
-        reply = resident.ask(Location.resolve(root), {"op": "ping"}, timeout=2.0)
+        reply = resident_client.ask(Location.resolve(root), {"op": "ping"}, timeout=2.0)
     except Exception:  # noqa: BLE001 - only a figure
         return None
     return int(reply["pid"]) if reply and reply.get("ok") and reply.get("pid") else None

@@ -180,14 +180,14 @@ def wait_for_resident(root: Path, limit_s: float = 30.0) -> float | None:
     """Seconds until the root's resident recall process (started by the warm-up) answers a ping; None when this
     automem has none or it did not come up within `limit_s`."""
     try:
-        from automem.core import resident
+        from automem.core import resident_client
         from automem.paths import Location
     except ImportError:
         return None
     loc = Location(root, "default")
     started = time.monotonic()
     while time.monotonic() - started < limit_s:
-        reply = resident.ask(loc, {"op": "ping"}, timeout=1.0)
+        reply = resident_client.ask(loc, {"op": "ping"}, timeout=1.0)
         if reply and reply.get("ok"):
             return round(time.monotonic() - started, 2)
         time.sleep(0.2)

@@ -19,7 +19,7 @@ import pytest
 
 from automem import __version__
 from automem.config import load_config
-from automem.core import resident
+from automem.core import resident, resident_client
 from automem.core.store import open_store
 from automem.core.write_path import Candidate, remember
 from automem.paths import Location
@@ -66,7 +66,7 @@ class Servers:
         self.roots.add(str(location.root))
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
-            reply = resident.ask(location, {"op": "ping"}, timeout=2.0)
+            reply = resident_client.ask(location, {"op": "ping"}, timeout=2.0)
             if reply and reply.get("ok"):
                 self.pids.add(int(reply["pid"]))
                 return reply
@@ -118,8 +118,8 @@ def _add(location: Location, texts: list[tuple[str, str, str, str]]) -> None:
 
 
 def _recall(location: Location, query: str, scopes=("",), k: int = 5, where=None) -> dict:
-    return resident.ask(location, {"op": "recall", "query": query, "profile": location.profile, "scopes": list(scopes),
-                                   "k": k, "where": where}, timeout=10.0)
+    return resident_client.ask(location, {"op": "recall", "query": query, "profile": location.profile,
+                                          "scopes": list(scopes), "k": k, "where": where}, timeout=10.0)
 
 
 @pytest.fixture
@@ -134,9 +134,9 @@ def seeded(location) -> Location:
 
 def test_recall_is_the_stores_and_follows_writes_and_scopes(seeded, servers):
     proc = servers.start(seeded)
-    st = os.stat(resident.socket_path(seeded))
+    st = os.stat(resident_client.socket_path(seeded))
     assert stat.S_ISSOCK(st.st_mode) and st.st_mode & 0o777 == 0o600
-    assert resident.socket_path(seeded) == seeded.automem_dir / "resident.sock"
+    assert resident_client.socket_path(seeded) == seeded.automem_dir / "resident.sock"
 
     store = open_store(seeded, load_config(seeded))
     try:
@@ -178,34 +178,35 @@ def test_recall_is_the_stores_and_follows_writes_and_scopes(seeded, servers):
     for bad in ({"op": "recall", "query": 3}, {"op": "recall", "query": "x", "k": 0},
                 {"op": "recall", "query": "x", "scopes": "nope"}, {"op": "recall", "query": "x", "profile": "../x"},
                 {"op": "recall", "query": "x", "where": {"room": {"$regex": "k"}}}, {"op": "dance"}, {"no": "op"}):
-        reply = resident.ask(seeded, bad, timeout=10.0)
+        reply = resident_client.ask(seeded, bad, timeout=10.0)
         assert reply is not None and reply["ok"] is False and "\n" not in reply["error"], (bad, reply)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as raw:
         raw.settimeout(10)
-        raw.connect(str(resident.socket_path(seeded)))
+        raw.connect(str(resident_client.socket_path(seeded)))
         raw.sendall(b"this is not json\n[1, 2]\n")
         reader = raw.makefile("rb")
         answers = reader.readline(), reader.readline()
     assert [json.loads(a)["ok"] for a in answers] == [False, False]
-    assert resident.ask(seeded, {"op": "ping"}, timeout=10.0)["pid"] == proc.pid
+    assert resident_client.ask(seeded, {"op": "ping"}, timeout=10.0)["pid"] == proc.pid
     log = seeded.log_file.read_text(encoding="utf-8")
     assert "Mochi" not in log and "Anna" not in log and "sister" not in log  # ids and error lines only
 
 
 def test_ask_fails_quietly_and_the_peer_is_checked(location, tmp_path):
-    assert resident.ask(location, {"op": "ping"}) is None  # no socket
-    path = resident.socket_path(location)
+    assert resident_client.ask(location, {"op": "ping"}) is None  # no socket
+    path = resident_client.socket_path(location)
     location.automem_dir.mkdir(parents=True)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as srv:  # a socket that answers garbage, then nothing
         srv.bind(str(path))
         srv.listen(1)
-        assert resident.ask(location, {"op": "ping"}, timeout=0.2) is None  # accepted by the kernel, never answered
+        # accepted by the kernel, never answered
+        assert resident_client.ask(location, {"op": "ping"}, timeout=0.2) is None
         # A server that is there but slow is not replaced: the caller falls back, nothing is spawned.
-        assert resident.recall_hits(location, load_config(location), "x", scopes=("",), k=5, timeout=0.2) is None
-        assert not (location.automem_dir / resident.SPAWN_STAMP).exists()
+        assert resident_client.recall_hits(location, load_config(location), "x", scopes=("",), k=5, timeout=0.2) is None
+        assert not (location.automem_dir / resident_client.SPAWN_STAMP).exists()
     a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     with a, b:
-        assert resident._peer_uid(a) == os.getuid()
+        assert resident_client._peer_uid(a) == os.getuid()
 
 
 def test_single_instance_and_idle_exit(seeded, servers):
@@ -213,12 +214,12 @@ def test_single_instance_and_idle_exit(seeded, servers):
     first = servers.start(seeded)
     second = servers.start(seeded, wait=False)
     assert second.wait(60) == 0  # the lock is held: the second exits at once
-    assert resident.ask(seeded, {"op": "ping"}, timeout=10.0)["pid"] == first.pid
+    assert resident_client.ask(seeded, {"op": "ping"}, timeout=10.0)["pid"] == first.pid
     started = time.monotonic()
     assert _wait_gone(first.pid, 30, first), "the resident did not exit after resident_idle_s"
     assert time.monotonic() - started >= 2.0
     assert first.returncode == 0
-    assert not resident.socket_path(seeded).exists()
+    assert not resident_client.socket_path(seeded).exists()
     assert '"reason": "idle"' in seeded.log_file.read_text(encoding="utf-8")
 
 
@@ -234,29 +235,29 @@ def test_a_root_removed_while_the_resident_warms_up_is_not_brought_back_to_life(
     os.rename(seeded.automem_dir, gone)  # the temporary root goes, as a test's or a benchmark's does (renamed
     shutil.rmtree(gone, ignore_errors=True)  # first: the resident may be writing into it while it goes)
     assert proc.wait(60) == 0, "the resident kept serving a root that was removed"
-    assert not resident.socket_path(seeded).exists()
+    assert not resident_client.socket_path(seeded).exists()
 
 
 def test_a_killed_servers_socket_is_replaced_and_another_version_makes_it_exit(seeded, servers):
     first = servers.start(seeded)
     os.kill(first.pid, signal.SIGKILL)
     first.wait(10)
-    assert resident.socket_path(seeded).exists()  # stale
-    assert resident.ask(seeded, {"op": "ping"}) is None
-    resident.ensure_started(seeded, load_config(seeded))
+    assert resident_client.socket_path(seeded).exists()  # stale
+    assert resident_client.ask(seeded, {"op": "ping"}) is None
+    resident_client.ensure_started(seeded, load_config(seeded))
     reply = servers.wait_ready(seeded)
     pid = reply["pid"]
     assert pid != first.pid and is_resident(pid)
     # Rate-limited: asking again right away spawns nothing more (and one runs anyway).
-    resident.ensure_started(seeded, load_config(seeded), check=False)
+    resident_client.ensure_started(seeded, load_config(seeded), check=False)
     time.sleep(0.5)
-    assert resident.ask(seeded, {"op": "ping"}, timeout=10.0)["pid"] == pid
+    assert resident_client.ask(seeded, {"op": "ping"}, timeout=10.0)["pid"] == pid
     assert len(residents_of(seeded.root)) == 1
     # A client of another automem version: answered first, then the server goes (the upgrade takes effect).
-    reply = resident.ask(seeded, {"op": "ping", "version": "0.0.0-older"}, timeout=10.0)
+    reply = resident_client.ask(seeded, {"op": "ping", "version": "0.0.0-older"}, timeout=10.0)
     assert reply["ok"] and reply["version"] == __version__
     assert _wait_gone(pid, 15)
-    assert not resident.socket_path(seeded).exists()
+    assert not resident_client.socket_path(seeded).exists()
 
 
 def test_a_long_root_gets_a_short_socket_path(tmp_path, servers):
@@ -264,7 +265,7 @@ def test_a_long_root_gets_a_short_socket_path(tmp_path, servers):
     root.mkdir(parents=True)
     loc = Location(root, "default")
     _add(loc, [(CAT, "user", "", "cli")])
-    path = resident.socket_path(loc)
+    path = resident_client.socket_path(loc)
     assert len(os.fsencode(str(loc.automem_dir / "resident.sock"))) > 107
     assert path.parent == Path("/tmp") / f"automem-{os.getuid()}" and len(str(path)) < 60
     servers.start(loc)
@@ -275,7 +276,7 @@ def test_a_long_root_gets_a_short_socket_path(tmp_path, servers):
 
 _PREFETCH = r"""
 import json, sys, time
-import automem.core.resident as r
+import automem.core.resident_client as r
 r.ASK_TIMEOUT_S = float(sys.argv[2])
 from automem.hermes.session import HermesSession
 start = time.perf_counter()
@@ -313,7 +314,7 @@ def test_a_fresh_hermes_process_gets_vector_recall_without_chromadb(seeded, serv
 
 _GATEWAY_PREFETCH = r"""
 import importlib.util, json, sys
-import automem.core.resident as r
+import automem.core.resident_client as r
 r.ASK_TIMEOUT_S = 5.0
 spec = importlib.util.spec_from_file_location("automem_plugin", sys.argv[2])
 mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)

@@ -287,14 +287,15 @@ def prefetch_block(location: Location, config: Config, query: str, *, store=None
     task record on the word "kanban"; past tasks reach workers through the relevance-ranked kanban block."""
     if not query or not query.strip():
         return "", []
-    from . import resident
+    from . import resident_client
 
     where = {"room": {"$ne": TASK_ROOM}}
     k = max(config.recall_max_items, 5)
     if store is not None:
         hits = store.recall(query, k=k, profile=location.profile, where=where, scopes=scopes)
         items = select_prefetch_vector(hits, location.profile, config, exclude, query)
-    elif (answered := resident.recall_hits(location, config, query, scopes=scopes, k=k, where=where)) is not None:
+    elif (answered := resident_client.recall_hits(location, config, query, scopes=scopes, k=k,
+                                                  where=where)) is not None:
         backed = {m.id for m, _, b in answered if b}
         items = select_prefetch_vector([(m, d) for m, d, _ in answered], location.profile, config, exclude, query,
                                        backed=lambda m: m.id in backed)
