@@ -686,7 +686,7 @@ def cmd_stats(args, ctx: Context) -> int:
 
 @command("recall")
 def cmd_recall(args, ctx: Context) -> int:
-    from .hermes.kanban import recall_for_card
+    from .hermes.kanban_recall import recall_for_card
 
     block = recall_for_card(ctx.location, ctx.config, args.task, board=args.board, store=ctx.store)
     if args.json:
@@ -700,7 +700,8 @@ def cmd_recall(args, ctx: Context) -> int:
 
 @command("kanban-sync")
 def cmd_kanban_sync(args, ctx: Context) -> int:
-    from .hermes.kanban import kanban_sync, list_boards
+    from .hermes.kanban_board import list_boards
+    from .hermes.kanban_record import kanban_sync
 
     boards = [args.board] if args.board else [slug for slug, _ in list_boards(ctx.location)]
     if not boards:

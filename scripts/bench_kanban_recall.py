@@ -3,11 +3,11 @@
 
 Builds, in a temporary Hermes root, a real board (hermes_cli.kanban_db of hermes-agent 0.19) and a store holding
 --memories task memories (default 1,000), then for --tasks new cards (default 24) runs exactly what the plugin's
-`pre_llm_call` does on a worker's first turn (`automem.hermes.kanban.worker_first_turn`: the cheap kanban-sync, read the
-card, search past tasks and lessons, format the block):
+`pre_llm_call` does on a worker's first turn (`automem.hermes.kanban_recall.worker_first_turn`: the cheap
+kanban-sync, read the card, search past tasks and lessons, format the block):
 
-- cold: each card in a fresh Python process, as a real worker is one: importing automem.hermes.kanban, loading the
-  embedding model and opening the store are part of what the worker pays;
+- cold: each card in a fresh Python process, as a real worker is one: importing automem.hermes.kanban_recall,
+  loading the embedding model and opening the store are part of what the worker pays;
 - warm: the same calls again in one process whose store and model are loaded (a long-lived process).
 
 With --workers N it also runs real hermes-agent 0.19 kanban workers (a scripted model on 127.0.0.1, profile
@@ -53,7 +53,7 @@ AUDIENCE = ["面向新手", "for the backend team", "面向运维", "for custome
 
 
 def synthetic_runs(n: int, board: str, seed: int = 7):
-    from automem.hermes.kanban import TaskRun
+    from automem.hermes.kanban_board import TaskRun
 
     rng = random.Random(seed)
     now = int(time.time())
@@ -77,7 +77,7 @@ def build(root: Path, n_memories: int, n_tasks: int) -> list[str]:
     from hermes_cli import kanban_db as kb
 
     from automem.config import load_config
-    from automem.hermes.kanban import record_runs
+    from automem.hermes.kanban_record import record_runs
     from automem.paths import Location
     from automem.core.store import open_store
     from automem.core.write_path import Candidate, remember
@@ -113,7 +113,7 @@ import json, os, sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, {repo!r})
 from automem.config import load_config
-from automem.hermes.kanban import worker_first_turn
+from automem.hermes.kanban_recall import worker_first_turn
 from automem.paths import Location
 t_import = time.perf_counter()
 loc = Location.resolve(os.environ["HERMES_HOME"])
@@ -169,7 +169,7 @@ def real_workers(tmp: Path, n: int, n_memories: int) -> dict[str, list[float]]:
         root.hermes_cmd("kanban", "init").check()
         os.environ["HERMES_HOME"] = str(root.root)
         from automem.config import load_config
-        from automem.hermes.kanban import record_runs
+        from automem.hermes.kanban_record import record_runs
         from automem.paths import Location
         from automem.core.store import open_store
 
@@ -243,7 +243,7 @@ def main() -> int:
             with_tasks += out["has_tasks"]
 
         from automem.config import load_config
-        from automem.hermes.kanban import worker_first_turn
+        from automem.hermes.kanban_recall import worker_first_turn
         from automem.paths import Location
         from automem.core.store import open_store
 

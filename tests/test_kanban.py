@@ -12,10 +12,11 @@ import sqlite3
 import pytest
 
 from automem import cli
-from automem.hermes import kanban
+from automem.hermes import kanban, kanban_board, kanban_recall, kanban_record
 from automem.config import Config
 from automem.errors import UsageError
-from automem.hermes.kanban import Lesson, PastTask, TaskRun
+from automem.hermes.kanban_board import TaskRun
+from automem.hermes.kanban_recall import Lesson, PastTask
 from automem.log import read_events
 from automem.paths import Location
 from automem.core.store import Store
@@ -32,7 +33,7 @@ class Board:
 
     def __init__(self, root, slug: str = "default"):
         self.slug = slug
-        self.path = kanban.board_db_for_slug(root, slug)
+        self.path = kanban_board.board_db_for_slug(root, slug)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         kb.init_db(self.path)
         self.conn = kb.connect(self.path)
@@ -90,28 +91,28 @@ def run_of(**kw) -> TaskRun:
 
 
 def test_memory_text_is_title_and_summary_or_block_reason():
-    assert kanban.task_memory_text(run_of()) == normalise("写一篇 Kanban 入门文章 — 写完了入门文章，介绍看板与 WIP 限制。")
-    assert kanban.task_memory_text(run_of(outcome="blocked", summary="需要确认目标字数")) == \
+    assert kanban_record.task_memory_text(run_of()) == normalise("写一篇 Kanban 入门文章 — 写完了入门文章，介绍看板与 WIP 限制。")
+    assert kanban_record.task_memory_text(run_of(outcome="blocked", summary="需要确认目标字数")) == \
         "写一篇 Kanban 入门文章 — blocked: 需要确认目标字数"
-    assert kanban.task_memory_text(run_of(summary="")) == "写一篇 Kanban 入门文章 — completed (no summary)"
+    assert kanban_record.task_memory_text(run_of(summary="")) == "写一篇 Kanban 入门文章 — completed (no summary)"
 
 
 def test_memory_text_fits_the_write_path_and_drops_secrets():
-    text = kanban.task_memory_text(run_of(title="T" * 300, summary="word " * 200))
+    text = kanban_record.task_memory_text(run_of(title="T" * 300, summary="word " * 200))
     assert len(text) == 200 and text.endswith("…") and text.startswith("T" * 79 + "… — ")
-    text = kanban.task_memory_text(run_of(summary="deployed with key sk-abcdefghijklmnopqrstuvwx1234"))
+    text = kanban_record.task_memory_text(run_of(summary="deployed with key sk-abcdefghijklmnopqrstuvwx1234"))
     assert "sk-abc" not in text and "(secret removed)" in text
-    cand = kanban.task_candidate(run_of(summary="password: hunter22 was used"))
+    cand = kanban_record.task_candidate(run_of(summary="password: hunter22 was used"))
     assert "hunter22" not in cand.text and "hunter22" not in json.dumps(cand.extra)
 
 
 def test_memory_id_is_one_per_board_task_and_run():
-    ids = {kanban.task_memory_id(b, t, r) for b in ("default", "blog") for t in ("t_1", "t_2") for r in (1, 2)}
+    ids = {kanban_record.task_memory_id(b, t, r) for b in ("default", "blog") for t in ("t_1", "t_2") for r in (1, 2)}
     assert len(ids) == 8
-    assert kanban.task_memory_id("default", "t_1", 1) == kanban.task_memory_id("default", "t_1", 1)
+    assert kanban_record.task_memory_id("default", "t_1", 1) == kanban_record.task_memory_id("default", "t_1", 1)
     # the id does not depend on the wording, so the hook and the backfill agree even if the summary differs
-    a = kanban.task_candidate(run_of(summary="one"))
-    b = kanban.task_candidate(run_of(summary="another"), added_by="kanban-sync")
+    a = kanban_record.task_candidate(run_of(summary="one"))
+    b = kanban_record.task_candidate(run_of(summary="another"), added_by="kanban-sync")
     assert a.id == b.id and a.room == "kanban" and a.wing == "episodic" and a.task_id == "t_0000aaaa"
     assert a.extra["kanban_run_id"] == 1 and a.extra["kanban_board"] == "default"
 
@@ -119,46 +120,48 @@ def test_memory_id_is_one_per_board_task_and_run():
 # -- where the board is ---------------------------------------------------------------------------------------------
 def test_board_paths_follow_hermes(root):
     loc = Location(root=root, profile="editor")
-    assert kanban.resolve_board(loc, None, env={}) == ("default", root / "kanban.db")
-    assert kanban.resolve_board(loc, "Blog", env={}) == ("blog", root / "kanban" / "boards" / "blog" / "kanban.db")
+    assert kanban_board.resolve_board(loc, None, env={}) == ("default", root / "kanban.db")
+    assert kanban_board.resolve_board(loc, "Blog", env={}) == ("blog",
+                                                               root / "kanban" / "boards" / "blog" / "kanban.db")
     pinned = {"HERMES_KANBAN_DB": "/x/pinned.db", "HERMES_KANBAN_BOARD": "default"}
-    assert kanban.resolve_board(loc, None, env=pinned) == ("default", root.__class__("/x/pinned.db"))
+    assert kanban_board.resolve_board(loc, None, env=pinned) == ("default", root.__class__("/x/pinned.db"))
     # an explicit other board is not the pinned one
-    assert kanban.resolve_board(loc, "blog", env=pinned)[1] == root / "kanban" / "boards" / "blog" / "kanban.db"
-    assert kanban.resolve_board(loc, None, env={"HERMES_KANBAN_HOME": "/khome"})[1] == root.__class__("/khome/kanban.db")
+    assert kanban_board.resolve_board(loc, "blog", env=pinned)[1] == root / "kanban" / "boards" / "blog" / "kanban.db"
+    assert kanban_board.resolve_board(loc, None, env={"HERMES_KANBAN_HOME": "/khome"})[1] == \
+        root.__class__("/khome/kanban.db")
     with pytest.raises(UsageError):
-        kanban.resolve_board(loc, "../etc", env={})
+        kanban_board.resolve_board(loc, "../etc", env={})
     # `hermes kanban boards switch` writes <root>/kanban/current; honoured only while that board exists
     (root / "kanban").mkdir()
     (root / "kanban" / "current").write_text("blog\n")
-    assert kanban.current_board(loc, env={}) == "default"
+    assert kanban_board.current_board(loc, env={}) == "default"
     (root / "kanban" / "boards" / "blog").mkdir(parents=True)
-    assert kanban.current_board(loc, env={}) == "blog"
-    assert kanban.current_board(loc, env={"HERMES_KANBAN_BOARD": "default"}) == "default"
+    assert kanban_board.current_board(loc, env={}) == "blog"
+    assert kanban_board.current_board(loc, env={"HERMES_KANBAN_BOARD": "default"}) == "default"
 
 
 def test_list_boards_finds_default_and_named_boards(board, root):
     other = Board(root, "blog")
     try:
         loc = Location(root=root, profile="default")
-        assert [s for s, _ in kanban.list_boards(loc, env={})] == ["default", "blog"]
+        assert [s for s, _ in kanban_board.list_boards(loc, env={})] == ["default", "blog"]
     finally:
         other.conn.close()
 
 
 def test_missing_board_is_a_usage_error(root, location):
     with pytest.raises(UsageError, match="hermes kanban init"):
-        kanban.kanban_sync(location, Config(), None, env={})
+        kanban_record.kanban_sync(location, Config(), None, env={})
 
 
 # -- reading the board ----------------------------------------------------------------------------------------------
 def test_reads_cards_and_ended_runs_read_only(board, root):
     tid, run = board.done("写一篇 Kanban 入门文章", "写完了", body="面向新手")
-    conn = kanban.open_board(board.path)
+    conn = kanban_board.open_board(board.path)
     try:
-        card = kanban.read_card(conn, tid)
+        card = kanban_board.read_card(conn, tid)
         assert (card.title, card.body, card.assignee, card.status) == ("写一篇 Kanban 入门文章", "面向新手", "blog-writer", "done")
-        r = kanban.read_run(conn, "default", run)
+        r = kanban_board.read_run(conn, "default", run)
         assert (r.task_id, r.outcome, r.summary, r.profile) == (tid, "completed", "写完了", "blog-writer")
         assert r.ended_at >= r.started_at > 0
         with pytest.raises(sqlite3.OperationalError):
@@ -171,16 +174,16 @@ def test_cursor_waits_for_runs_that_are_still_open(board):
     slow = board.create("slow task")
     slow_run = board.claim(slow)
     fast, fast_run = board.done("fast task", "quick")
-    conn = kanban.open_board(board.path)
+    conn = kanban_board.open_board(board.path)
     try:
-        assert [r.run_id for r in kanban.ended_runs_after(conn, "default", 0)] == [fast_run]
-        assert kanban.settled_cursor(conn, 0) == slow_run - 1
+        assert [r.run_id for r in kanban_board.ended_runs_after(conn, "default", 0)] == [fast_run]
+        assert kanban_board.settled_cursor(conn, 0) == slow_run - 1
     finally:
         conn.close()
     board.complete(slow, "finally")
-    conn = kanban.open_board(board.path)
+    conn = kanban_board.open_board(board.path)
     try:
-        assert kanban.settled_cursor(conn, 0) == fast_run
+        assert kanban_board.settled_cursor(conn, 0) == fast_run
     finally:
         conn.close()
 
@@ -189,9 +192,9 @@ def test_cursor_waits_for_runs_that_are_still_open(board):
 def test_hook_record_is_idempotent_and_carries_the_task(board, location, store):
     tid, run = board.done("写一篇 Kanban 入门文章", "写完了入门文章，介绍看板与 WIP 限制。")
     loc = Location(root=location.root, profile="blog-writer")
-    d = kanban.record_task_run(loc, store.config, task_id=tid, run_id=run, board="default", store=store, env={})
+    d = kanban_record.record_task_run(loc, store.config, task_id=tid, run_id=run, board="default", store=store, env={})
     assert d.action == "new"
-    d2 = kanban.record_task_run(loc, store.config, task_id=tid, run_id=run, board="default", store=store, env={})
+    d2 = kanban_record.record_task_run(loc, store.config, task_id=tid, run_id=run, board="default", store=store, env={})
     assert d2 is None  # already stored: not even sent through the write path again
     [m] = stored_task_memories(store, tid)
     assert m.text == normalise("写一篇 Kanban 入门文章 — 写完了入门文章，介绍看板与 WIP 限制。")
@@ -199,8 +202,8 @@ def test_hook_record_is_idempotent_and_carries_the_task(board, location, store):
     assert m.extra["kanban_outcome"] == "completed" and m.extra["kanban_run_id"] == run
     assert m.extra["kanban_assignee"] == "blog-writer" and m.extra["kanban_ended_at"] > 0
     # the write path itself also says duplicate for the same run
-    [again] = remember(store, [kanban.task_candidate(kanban.TaskRun(**{**vars(run_of()), "task_id": tid,
-                                                                        "run_id": run}))])
+    [again] = remember(store, [kanban_record.task_candidate(TaskRun(**{**vars(run_of()), "task_id": tid,
+                                                                       "run_id": run}))])
     assert again.action == "duplicate" and again.id == m.id
     assert len(stored_task_memories(store)) == 1
 
@@ -213,7 +216,7 @@ def test_two_runs_of_one_task_are_two_memories(board, location, store):
     second = board.claim(tid)
     board.complete(tid, "写完了，按 1500 字")
     for run in (first, second):
-        kanban.record_task_run(location, store.config, task_id=tid, run_id=run, store=store, env={})
+        kanban_record.record_task_run(location, store.config, task_id=tid, run_id=run, store=store, env={})
     mems = sorted(stored_task_memories(store, tid), key=lambda m: m.extra["kanban_run_id"])
     assert [m.extra["kanban_outcome"] for m in mems] == ["blocked", "completed"]
     assert [m.status for m in mems] == ["active", "active"]
@@ -223,7 +226,7 @@ def test_two_runs_of_one_task_are_two_memories(board, location, store):
 def test_similar_tasks_stay_separate_and_extraction_never_supersedes_a_task(board, location, store):
     a, ra = board.done("写一篇 Kanban 入门文章", "写完了文章")
     b, rb = board.done("写一篇 Kanban 入门文章", "写完了文章")  # same title and summary: another task
-    kanban.kanban_sync(location, store.config, store=store, env={})
+    kanban_record.kanban_sync(location, store.config, store=store, env={})
     assert len(stored_task_memories(store)) == 2
     # an episodic fact extracted from the worker's chat, worded like the task memory, is judged on its own
     [d] = remember(store, [Candidate("写一篇 Kanban 入门文章 — 写完了文章。", wing="episodic", profile="blog-writer",
@@ -237,22 +240,22 @@ def test_sync_backfills_cli_completion_once(board, location, store, monkeypatch)
     tid = board.create("整理 Kanban 术语表")
     board.claim(tid)  # the worker died here (SIGTERM): no hook ever fired
     board.complete(tid, "manual: 术语表整理完毕")  # `hermes kanban complete` from the CLI
-    res = kanban.kanban_sync(location, store.config, env={})
+    res = kanban_record.kanban_sync(location, store.config, env={})
     assert (res.scanned, res.recorded, res.already) == (1, 1, 0)
     [m] = stored_task_memories(store, tid)
     assert m.text == "整理 Kanban 术语表 — manual: 术语表整理完毕" and m.added_by == "kanban-sync"
     # a second pass reads one cursor and finds nothing: no store opened, nothing added
-    monkeypatch.setattr(kanban, "_open_store", no_store)
-    res = kanban.kanban_sync(location, store.config, env={})
+    monkeypatch.setattr(kanban_record, "_open_store", no_store)
+    res = kanban_record.kanban_sync(location, store.config, env={})
     assert (res.scanned, res.recorded) == (0, 0)
     assert len(stored_task_memories(store, tid)) == 1
 
 
 def test_sync_after_the_hook_adds_nothing_and_opens_no_store(board, location, store, monkeypatch):
     tid, run = board.done("hooked task", "recorded by the hook")
-    kanban.record_task_run(location, store.config, task_id=tid, run_id=run, store=store, env={})
-    monkeypatch.setattr(kanban, "_open_store", no_store)
-    res = kanban.kanban_sync(location, store.config, env={})
+    kanban_record.record_task_run(location, store.config, task_id=tid, run_id=run, store=store, env={})
+    monkeypatch.setattr(kanban_record, "_open_store", no_store)
+    res = kanban_record.kanban_sync(location, store.config, env={})
     assert (res.scanned, res.recorded) == (0, 0)
 
 
@@ -260,20 +263,20 @@ def test_sync_picks_up_a_run_that_ended_after_a_later_one(board, location, store
     slow = board.create("slow research task")
     board.claim(slow)
     board.done("fast task", "quick")
-    assert kanban.kanban_sync(location, store.config, store=store, env={}).recorded == 1
+    assert kanban_record.kanban_sync(location, store.config, store=store, env={}).recorded == 1
     board.complete(slow, "research done")
-    res = kanban.kanban_sync(location, store.config, store=store, env={})
+    res = kanban_record.kanban_sync(location, store.config, store=store, env={})
     assert res.recorded == 1 and len(stored_task_memories(store, slow)) == 1
 
 
 def test_sync_without_its_cursor_is_still_idempotent_and_keeps_forgotten_forgotten(board, location, store):
     tid, _ = board.done("forget me task", "something the user did not want kept")
-    kanban.kanban_sync(location, store.config, store=store, env={})
+    kanban_record.kanban_sync(location, store.config, store=store, env={})
     [m] = stored_task_memories(store, tid)
     store.forget([m.id])
     for f in location.cache_dir.glob("kanban-sync-*.json"):
         f.unlink()
-    res = kanban.kanban_sync(location, store.config, store=store, env={})
+    res = kanban_record.kanban_sync(location, store.config, store=store, env={})
     assert (res.scanned, res.recorded, res.already) == (1, 0, 1)  # known by id: not sent to the write path again
     assert stored_task_memories(store, tid) == [] and [t["id"] for t in store.tombstones()] == [m.id]
 
@@ -284,8 +287,8 @@ def test_sync_of_a_named_board(root, board, location, store):
         tid = other.create("blog board task")
         other.claim(tid)
         other.complete(tid, "done on the blog board")
-        assert kanban.kanban_sync(location, store.config, "default", store=store, env={}).recorded == 0
-        res = kanban.kanban_sync(location, store.config, "blog", store=store, env={})
+        assert kanban_record.kanban_sync(location, store.config, "default", store=store, env={}).recorded == 0
+        res = kanban_record.kanban_sync(location, store.config, "blog", store=store, env={})
         assert res.recorded == 1
         [m] = stored_task_memories(store, tid)
         assert m.extra["kanban_board"] == "blog"
@@ -302,20 +305,20 @@ def past(i: int, title: str, summary: str = "did it", dist: float = 0.3, assigne
 def test_block_lists_tasks_then_lessons_within_budget():
     tasks = [past(i, f"task {i}", "summary " * 40, 0.1 * i) for i in range(1, 6)]
     lessons = [Lesson("日期必须是RFC3339格式", "blog-writer", "", 0.9, "m_l1"), Lesson("标题不超过20字", "editor", "", 0.95, "m_l2")]
-    block = kanban.render_block(tasks, lessons, "editor", max_chars=800, max_items=15)
+    block = kanban_recall.render_block(tasks, lessons, "editor", max_chars=800, max_items=15)
     assert len(block) <= 800
     assert block.startswith(RECALL_MARKER) and block.endswith(RECALL_END)
     assert block.index("t_00000001") < block.index("## Lessons") < block.index("RFC3339")
     assert "- 日期必须是RFC3339格式 (learned by @blog-writer)" in block
     assert "- 标题不超过20字\n" in block + "\n"  # the reader's own lesson carries no source
     # long task lines cannot crowd the lessons out
-    assert "RFC3339" in kanban.render_block(tasks, lessons, "editor", max_chars=500, max_items=15)
-    assert kanban.render_block([], [], "editor", 800, 15) == ""
+    assert "RFC3339" in kanban_recall.render_block(tasks, lessons, "editor", max_chars=500, max_items=15)
+    assert kanban_recall.render_block([], [], "editor", 800, 15) == ""
 
 
 def test_block_item_budget_and_a_line_per_task():
     tasks = [past(i, f"task {i}") for i in range(1, 6)]
-    block = kanban.render_block(tasks, [], "editor", max_chars=5000, max_items=3)
+    block = kanban_recall.render_block(tasks, [], "editor", max_chars=5000, max_items=3)
     assert block.count("\n- t_") == 3
     line = [ln for ln in block.splitlines() if ln.startswith("- t_00000001")][0]
     assert line.startswith("- t_00000001 (") and "@blog-writer, done) task 1: did it" in line
@@ -326,7 +329,7 @@ def test_group_by_task_keeps_best_rank_and_latest_run():
     old.outcome = "blocked"
     new = PastTask(**{**vars(old), "outcome": "completed", "summary": "finished", "ended_at": old.ended_at + 50})
     other = past(2, "U", "x", 0.25)
-    ranked = kanban.group_by_task([(new, 0.4), (old, 0.2), (other, 0.25)])
+    ranked = kanban_recall.group_by_task([(new, 0.4), (old, 0.2), (other, 0.25)])
     assert [t.task_id for t in ranked] == [old.task_id, other.task_id]
     assert ranked[0].summary == "finished" and ranked[0].distance == 0.2
 
@@ -345,14 +348,14 @@ def history(board, root, store):
         "cake": board.done("整理团队生日蛋糕订购清单", "列出了三家蛋糕店和价格。", assignee="editor"),
     }
     loc = Location(root=root, profile="editor")
-    kanban.kanban_sync(loc, store.config, store=store, env={})
+    kanban_record.kanban_sync(loc, store.config, store=store, env={})
     remember(store, [Candidate("日期必须是RFC3339格式", wing="instruction", profile="blog-writer",
                                room="auto-extract", task_id=tasks["intro"][0])])
     return tasks
 
 
 def test_recall_shows_the_relevant_past_task_and_the_lesson(history, store):
-    block = kanban.recall_for_task(store, store.config, "写一篇 Kanban 进阶文章", "面向有经验的读者，讲泳道与度量", "editor")
+    block = kanban_recall.recall_for_task(store, store.config, "写一篇 Kanban 进阶文章", "面向有经验的读者，讲泳道与度量", "editor")
     assert history["intro"][0] in block
     assert "写一篇 Kanban 入门文章" in block and "完成《Kanban 入门》初稿" in block
     assert "@blog-writer" in block
@@ -362,7 +365,7 @@ def test_recall_shows_the_relevant_past_task_and_the_lesson(history, store):
 
 
 def test_recall_is_relevance_not_recency(history, store):
-    block = kanban.recall_for_task(store, store.config, "Set up Docker networking for staging",
+    block = kanban_recall.recall_for_task(store, store.config, "Set up Docker networking for staging",
                                    "Configure bridge networks and DNS between containers.", "editor")
     assert history["docker"][0] in block
     assert history["intro"][0] not in block and "Kanban 入门" not in block
@@ -370,10 +373,10 @@ def test_recall_is_relevance_not_recency(history, store):
 
 def test_recall_leaves_out_the_current_task_and_what_hermes_already_shows(history, store):
     intro = history["intro"][0]
-    block = kanban.recall_for_task(store, store.config, "写一篇 Kanban 入门文章", "面向新手读者", "blog-writer",
+    block = kanban_recall.recall_for_task(store, store.config, "写一篇 Kanban 入门文章", "面向新手读者", "blog-writer",
                                    task_id=intro)
     assert intro not in block
-    block = kanban.recall_for_task(store, store.config, "写一篇 Kanban 进阶文章", "", "blog-writer",
+    block = kanban_recall.recall_for_task(store, store.config, "写一篇 Kanban 进阶文章", "", "blog-writer",
                                    shown_elsewhere=[intro])
     assert f"Recent work\" or parent handoffs: {intro}" in block
     assert "完成《Kanban 入门》初稿" not in block
@@ -381,10 +384,10 @@ def test_recall_leaves_out_the_current_task_and_what_hermes_already_shows(histor
 
 def test_recall_scope_own_shows_only_the_profiles_tasks(history, store):
     cfg = Config(kanban_recall_scope="own")
-    block = kanban.recall_for_task(store, cfg, "写一篇 Kanban 进阶文章", "", "editor")
+    block = kanban_recall.recall_for_task(store, cfg, "写一篇 Kanban 进阶文章", "", "editor")
     assert history["intro"][0] not in block
     assert "RFC3339" in block  # instructions are shared whatever the task scope
-    block = kanban.recall_for_task(store, cfg, "写一篇 Kanban 进阶文章", "", "blog-writer")
+    block = kanban_recall.recall_for_task(store, cfg, "写一篇 Kanban 进阶文章", "", "blog-writer")
     assert history["intro"][0] in block
 
 
@@ -393,9 +396,9 @@ def test_worker_first_turn_reads_the_card_from_the_board(history, board, root, s
     board.claim(advanced)
     loc = Location(root=root, profile="editor")
     env = {"HERMES_KANBAN_TASK": advanced, "HERMES_KANBAN_DB": str(board.path), "HERMES_KANBAN_BOARD": "default"}
-    block = kanban.worker_first_turn(loc, store.config, env=env, store=store)
+    block = kanban_recall.worker_first_turn(loc, store.config, env=env, store=store)
     assert history["intro"][0] in block and "RFC3339" in block
-    assert kanban.worker_first_turn(loc, store.config, env={}, store=store) == ""
+    assert kanban_recall.worker_first_turn(loc, store.config, env={}, store=store) == ""
 
 
 def test_worker_start_backfills_before_recalling(board, root, store):
@@ -406,7 +409,7 @@ def test_worker_start_backfills_before_recalling(board, root, store):
     board.claim(nxt)
     loc = Location(root=root, profile="editor")
     env = {"HERMES_KANBAN_TASK": nxt, "HERMES_KANBAN_DB": str(board.path)}
-    block = kanban.worker_first_turn(loc, store.config, env=env, store=store)
+    block = kanban_recall.worker_first_turn(loc, store.config, env=env, store=store)
     assert tid in block and "从 CLI 完成" in block
 
 
@@ -464,7 +467,7 @@ def test_hook_task_completed_and_blocked_store_the_runs(board, root, store):
     assert [(m.profile, m.extra["kanban_outcome"]) for m in mems] == [("blog-writer", "blocked"),
                                                                        ("blog-writer", "completed")]
     # the hook told the cursor: the worker-start sync that follows has nothing to check
-    res = kanban.kanban_sync(Location(root=root, profile="editor"), store.config, store=store, env={})
+    res = kanban_record.kanban_sync(Location(root=root, profile="editor"), store.config, store=store, env={})
     assert res.scanned == 0
 
 
@@ -538,14 +541,14 @@ def test_recall_switched_off_still_backfills(board, root, store, monkeypatch):
 def test_a_sync_held_elsewhere_is_one_clear_error(board, location, monkeypatch):
     from filelock import FileLock
 
-    slug, db = kanban.resolve_board(location, None, env={})
-    path = kanban._state_path(location, slug, db)
+    slug, db = kanban_board.resolve_board(location, None, env={})
+    path = kanban_record._state_path(location, slug, db)
     location.cache_dir.mkdir(parents=True, exist_ok=True)
     held = FileLock(str(path) + ".lock")
     held.acquire()
     try:
-        monkeypatch.setattr(kanban, "SYNC_LOCK_TIMEOUT_S", 0.2)
-        with pytest.raises(kanban.BoardError, match="another kanban-sync"):
-            kanban.kanban_sync(location, Config(), env={})
+        monkeypatch.setattr(kanban_record, "SYNC_LOCK_TIMEOUT_S", 0.2)
+        with pytest.raises(kanban_board.BoardError, match="another kanban-sync"):
+            kanban_record.kanban_sync(location, Config(), env={})
     finally:
         held.release()

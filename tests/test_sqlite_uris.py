@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from automem.hermes.kanban import open_board
+from automem.hermes.kanban_board import open_board
 from automem.hermes.session import read_state_transcript
 from automem.paths import sqlite_ro_uri
 
