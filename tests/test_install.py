@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from automem.hermes import install as I
+from automem import __version__
+from automem.hermes import doctor, hermes_python, plugin_files, profile_config
 from automem.hermes import yaml_edit as Y
 from automem.cli import main
 from automem.paths import Location
@@ -125,8 +126,8 @@ def test_install_copies_plugin_and_skill_and_edits_config_with_a_backup(tmp_path
     root = hermes_root(tmp_path)
     code, out, err = cli(capsys, "install", "--hermes-home", str(root))
     assert code == 0, err
-    src = I.find_sources()
-    assert I.tree_digest(root / "plugins" / "automem") == I.tree_digest(src.plugin)
+    src = plugin_files.find_sources()
+    assert plugin_files.tree_digest(root / "plugins" / "automem") == plugin_files.tree_digest(src.plugin)
     assert (root / "skills" / "automem" / "SKILL.md").read_bytes() == (src.skill / "SKILL.md").read_bytes()
     data = yaml.safe_load((root / "config.yaml").read_text())
     assert data["plugins"]["enabled"] == ["automem"] and data["memory"]["provider"] == "automem"
@@ -193,7 +194,8 @@ def test_all_profiles_and_uninstall_reverse_the_install(tmp_path, capsys, no_her
     root = hermes_root(tmp_path)
     (root / "profiles" / "editor").mkdir(parents=True)
     (root / "profiles" / "editor" / "config.yaml").write_text("model:\n  default: m\n")
-    before = {p: yaml.safe_load(I.config_path(Location(root, p)).read_text()) for p in ("default", "editor")}
+    before = {p: yaml.safe_load(profile_config.config_path(Location(root, p)).read_text())
+              for p in ("default", "editor")}
     assert cli(capsys, "install", "--hermes-home", str(root), "--all-profiles")[0] == 0
     for p in ("default", "editor"):
         home = Location(root, p).profile_home
@@ -203,7 +205,7 @@ def test_all_profiles_and_uninstall_reverse_the_install(tmp_path, capsys, no_her
     for p in ("default", "editor"):
         home = Location(root, p).profile_home
         assert not (home / "plugins" / "automem").exists() and not (home / "skills" / "automem").exists()
-        after = yaml.safe_load(I.config_path(Location(root, p)).read_text())
+        after = yaml.safe_load(profile_config.config_path(Location(root, p)).read_text())
         assert after.get("memory") == {}
         assert after["plugins"]["enabled"] == []
         rest = {k: v for k, v in after.items() if k not in ("memory", "plugins")}
@@ -229,15 +231,15 @@ def test_interpreter_from_shebang_env_and_wrapper(tmp_path, monkeypatch):
     import sys
 
     py = sys.executable
-    assert I.interpreter_of(script(tmp_path / "a", f"#!{py}")) == py
+    assert hermes_python.interpreter_of(script(tmp_path / "a", f"#!{py}")) == py
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "python3").symlink_to(py)
     monkeypatch.setenv("PATH", str(bindir))
-    assert I.interpreter_of(script(tmp_path / "b", "#!/usr/bin/env python3")) == str(bindir / "python3")
+    assert hermes_python.interpreter_of(script(tmp_path / "b", "#!/usr/bin/env python3")) == str(bindir / "python3")
     # a shell wrapper next to a venv's python: the python beside it
-    assert I.interpreter_of(script(bindir / "hermes", "#!/bin/sh")) == str(bindir / "python3")
-    assert I.interpreter_of(str(tmp_path / "missing")) is None
+    assert hermes_python.interpreter_of(script(bindir / "hermes", "#!/bin/sh")) == str(bindir / "python3")
+    assert hermes_python.interpreter_of(str(tmp_path / "missing")) is None
 
 
 def test_interpreter_check_finds_automem_or_prints_the_pip_command(tmp_path, monkeypatch):
@@ -247,15 +249,15 @@ def test_interpreter_check_finds_automem_or_prints_the_pip_command(tmp_path, mon
     bindir.mkdir()
     script(bindir / "hermes", f"#!{sys.executable}")
     monkeypatch.setenv("PATH", str(bindir))
-    src = I.find_sources()
+    src = plugin_files.find_sources()
     monkeypatch.setenv("PYTHONPATH", str(src.project))
-    status = I.ensure_interpreter(src, no_pip=True)
-    assert status.action == "ok" and status.automem["version"] == I.__version__
+    status = hermes_python.ensure_interpreter(src, no_pip=True)
+    assert status.action == "ok" and status.automem["version"] == __version__
     monkeypatch.setenv("PYTHONPATH", "")
     monkeypatch.setenv("PYTHONNOUSERSITE", "1")
-    found = I.probe_import(sys.executable)
+    found = hermes_python.probe_import(sys.executable)
     if found is None:  # automem not installed into this interpreter: the installer must say what to run
-        status = I.ensure_interpreter(src, no_pip=True)
+        status = hermes_python.ensure_interpreter(src, no_pip=True)
         assert status.action == "needs-pip"
         assert status.command == [sys.executable, "-m", "pip", "install", "--upgrade", str(src.project)]
 
@@ -283,10 +285,10 @@ def test_doctor_after_install_passes_the_profile_checks(tmp_path, capsys, no_her
     assert code == 1 and checks["hermes"]["status"] == "fail"  # still: no hermes on PATH here
     # a stale plugin copy is reported
     (root / "plugins" / "automem" / "plugin.yaml").write_text("name: automem\nkind: standalone\n")
-    checks = {c.name: c for c in I.doctor([Location(root, "default")])}
+    checks = {c.name: c for c in doctor.doctor([Location(root, "default")])}
     assert checks["default: plugin"].status == "warn"
     (root / "plugins" / "automem" / "plugin.yaml").write_text("name: automem\n")
-    checks = {c.name: c for c in I.doctor([Location(root, "default")])}
+    checks = {c.name: c for c in doctor.doctor([Location(root, "default")])}
     assert checks["default: plugin"].status == "fail" and "standalone" in checks["default: plugin"].detail
 
 
@@ -296,12 +298,12 @@ def test_doctor_llm_check_against_the_fake_server(tmp_path, monkeypatch):
 
     with FakeLLM([{"match": {"user": "ping"}, "text": "pong"}]) as llm:
         cfg = Config(extract_backend="openai", extract_base_url=llm.url, extract_api_key="k")
-        assert I.check_llm_endpoint(cfg).status == "ok"
+        assert doctor.check_llm_endpoint(cfg).status == "ok"
         assert llm.chat_requests()[0]["body"]["max_tokens"] == 1
         llm.set_rules([{"status": 401, "error": "bad key"}])
-        check = I.check_llm_endpoint(cfg)
+        check = doctor.check_llm_endpoint(cfg)
         assert check.status == "fail" and "401" in check.detail and "GLM_API_KEY" in check.fix
-    assert I.check_llm_endpoint(Config(extract_backend="rules")).status == "skip"
+    assert doctor.check_llm_endpoint(Config(extract_backend="rules")).status == "skip"
 
 
 def test_install_writes_through_a_symlinked_config_and_keeps_crlf(tmp_path, capsys, no_hermes):

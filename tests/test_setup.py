@@ -19,7 +19,8 @@ import yaml
 from automem import __version__
 from automem.config import Config, ConfigError, check_settings, load_config
 from automem.errors import UsageError
-from automem.hermes import install as I
+from automem.hermes import plugin_files
+from automem.hermes.hermes_python import install_spec, pip_command
 from automem.hermes import setup as S
 from automem.hermes.status import memory_counts, status_config
 from automem.paths import Location
@@ -146,7 +147,7 @@ def plugin_only_root(tmp_path: Path, text: str = HERMES_CONFIG) -> Path:
     import shutil
 
     root = hermes_root(tmp_path, text)
-    shutil.copytree(I.find_sources().plugin, root / "plugins" / "automem")
+    shutil.copytree(plugin_files.find_sources().plugin, root / "plugins" / "automem")
     return root
 
 
@@ -301,10 +302,10 @@ def test_status_imports_neither_chromadb_nor_the_model(tmp_path):
 
 # -- where the files to install and the package for Hermes' Python come from ---------------------------------------
 def test_sources_come_from_the_package_or_the_checkout():
-    src = I.find_sources()
-    assert src.project in (I.BUNDLED, REPO) and (src.plugin / "plugin.yaml").is_file()
+    src = plugin_files.find_sources()
+    assert src.project in (plugin_files.BUNDLED, REPO) and (src.plugin / "plugin.yaml").is_file()
     with pytest.raises(UsageError, match="reinstall automem"):
-        I.find_sources("/nonexistent")
+        plugin_files.find_sources("/nonexistent")
 
 
 def fake_install(tmp_path: Path, direct: dict | None) -> Path:
@@ -321,21 +322,21 @@ def fake_install(tmp_path: Path, direct: dict | None) -> Path:
 
 
 def test_install_spec_is_the_checkout_the_file_it_came_from_or_the_index(tmp_path):
-    assert I.install_spec(REPO / "automem") == str(REPO)  # a checkout (or an editable install of it)
+    assert install_spec(REPO / "automem") == str(REPO)  # a checkout (or an editable install of it)
     index = f"automem=={__version__}"
-    assert I.install_spec(fake_install(tmp_path / "a", None)) == index  # from an index: no direct_url.json
+    assert install_spec(fake_install(tmp_path / "a", None)) == index  # from an index: no direct_url.json
     wheel = tmp_path / f"automem-{__version__}-py3-none-any.whl"
     wheel.write_bytes(b"a wheel")
     digest = hashlib.sha256(b"a wheel").hexdigest()
     archive = {"url": wheel.as_uri(), "archive_info": {"hash": f"sha256={digest}", "hashes": {"sha256": digest}}}
-    assert I.install_spec(fake_install(tmp_path / "b", archive)) == str(wheel)
+    assert install_spec(fake_install(tmp_path / "b", archive)) == str(wheel)
     wheel.write_bytes(b"another build")  # the same path, other bits: not the automem that is installed
-    assert I.install_spec(fake_install(tmp_path / "c", archive)) == index
+    assert install_spec(fake_install(tmp_path / "c", archive)) == index
     wheel.unlink()  # gone: the index
-    assert I.install_spec(fake_install(tmp_path / "d", archive)) == index
-    assert I.install_spec(fake_install(tmp_path / "e", {"url": REPO.as_uri(), "dir_info": {}})) == str(REPO)
-    assert I.install_spec(fake_install(tmp_path / "f", {"url": (tmp_path / "gone").as_uri(), "dir_info": {}})) \
+    assert install_spec(fake_install(tmp_path / "d", archive)) == index
+    assert install_spec(fake_install(tmp_path / "e", {"url": REPO.as_uri(), "dir_info": {}})) == str(REPO)
+    assert install_spec(fake_install(tmp_path / "f", {"url": (tmp_path / "gone").as_uri(), "dir_info": {}})) \
         == index
     vcs = {"url": "https://example.invalid/automem.git", "vcs_info": {"vcs": "git", "commit_id": "abc123"}}
-    assert I.install_spec(fake_install(tmp_path / "g", vcs)) == "git+https://example.invalid/automem.git@abc123"
-    assert I.pip_command("/py", "x.whl") == ["/py", "-m", "pip", "install", "--upgrade", "x.whl"]
+    assert install_spec(fake_install(tmp_path / "g", vcs)) == "git+https://example.invalid/automem.git@abc123"
+    assert pip_command("/py", "x.whl") == ["/py", "-m", "pip", "install", "--upgrade", "x.whl"]

@@ -25,8 +25,10 @@ from ..config import BACKENDS, USER_SCOPES, WINGS, ZHIPU_BASE_URL, check_setting
 from ..errors import AutomemError
 from ..paths import Location
 from . import yaml_edit as Y
-from .install import (PLUGIN_NAME, ConfigChange, change_config, config_path, find_hermes, find_sources,
-                      install_profile, provider_of, read_config)
+from .hermes_python import find_hermes
+from .install import install_profile
+from .plugin_files import PLUGIN_NAME, find_sources
+from .profile_config import ConfigChange, change_config, config_path, provider_of, read_config
 
 KEY_ENV = "AUTOMEM_EXTRACT_API_KEY"  # AUTOMEM_<KEY> overrides config.yaml; Hermes loads the profile's .env
 OPENAI = {"extract_backend": "openai"}

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from automem.extract.spool import is_done
-from automem.hermes.install import find_sources
+from automem.hermes.plugin_files import find_sources
 from automem.log import read_events
 from automem.paths import Location
 from tests.support.fake_llm import FakeLLM, secret_digest

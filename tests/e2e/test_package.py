@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from automem.extract.spool import is_done
-from automem.hermes.install import tree_digest
+from automem.hermes.plugin_files import tree_digest
 from automem.log import read_events
 from automem.paths import Location
 from automem.text import RECALL_MARKER
@@ -144,7 +144,7 @@ def wait_for_job(h: PackagedHermes, session_id: str) -> None:
 @pytest.mark.parametrize("kind", ["wheel", "sdist"])
 def test_installed_package_sets_up_hermes_and_passes_the_seed_checks(kind, venvs, tmp_path):
     venv = venvs[kind]
-    site = run([venv / "bin" / "python", "-c", "import automem, automem.hermes.install as I; "
+    site = run([venv / "bin" / "python", "-c", "import automem, automem.hermes.plugin_files as I; "
                 "print(automem.__file__); print(I.find_sources().project)"], cwd=tmp_path).stdout.split()
     assert site[0].startswith(str(venv)) and site[1].endswith("site-packages/automem/_bundled"), site
     with FakeLLM(hermes_rules()) as llm:
