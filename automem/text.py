@@ -166,7 +166,7 @@ _NOT_A_PASSWORD = frozenset("""required needed wrong incorrect invalid expired m
     encrypted rotated shared same different unknown forgotten lost correct ok fine there here in on at for of to
     written printed taped stuck below above attached inside under somewhere hidden kept via by from with and or but
     only still now also just being been due managed generated random unique complex simple easy hard new old
-    temporary password passwords pass login signin username""".split())
+    temporary password passwords pass login signin username see ask check use""".split())
 
 
 def _stated_password(value: str) -> bool:
@@ -355,6 +355,15 @@ def _iban(value: str) -> bool:
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
+def _aws_secret_key(value: str) -> bool:
+    """40 characters of base64 that read as random: upper and lower case and a digit, no run of four or more
+    lower-case letters between two slashes as a path has ("Users/alice/Documents")."""
+    if not (any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)):
+        return False
+    parts = value.split("/")
+    return len(parts) <= 4 and not any(p.isalpha() and p.islower() and len(p) >= 4 for p in parts)
+
+
 def _enough_digits(low: int, high: int = 40) -> Callable[[str], bool]:
     return lambda value: low <= len(_digits_of(value)) <= high
 
@@ -404,7 +413,7 @@ _NOT_PERSONAL_BEFORE = (r"(?i)(?:order|tracking|invoice|ticket|ref(?:erence)?|se
 _NOT_A_COUNT_AFTER = r"(?!\s*(?:bytes?\b|[KMGT]i?B\b|ms\b|元|块|次|行|个|人|份|件|字节|rmb\b|yuan\b|usd\b|\$))"
 _AN = r"(?<![0-9A-Za-z])"  # no letter or digit just before (CJK text may touch the number)
 _NA = r"(?![0-9A-Za-z])"
-_VERB = r"(?:\s*(?:is|was|are|=|:|：|是|为|為)\s*)"
+_VERB = r"(?:(?:is|was|是|为|為)\s*[:：=]?|[=:：])"
 _ZH_SET = r"(?:设成了?|设为|設為|设置为|设置成|设定为|改成了?|改为|換成了?|换成了?|变成了?|更新为|set\s+to|changed\s+to)"
 _ZH_DIGITS_SAID = r"(?:[一二三四五六七八九十两\d]{1,2}\s*位(?:纯)?(?:数字|数|字符|密码)?|\d+[- ]digits?)"
 
@@ -480,17 +489,20 @@ SECRET_PATTERNS: list[SecretPattern] = [
     # KEY=value: env style (`*_KEY=`, `*_TOKEN=`, `*_SECRET=`, `*PASSWORD*=`) and connection strings
     SecretPattern("credential", (
         r"(?i)\b[A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PWD|_PASS|PASSWORD|PASSWD|ACCOUNTKEY|SHAREDACCESSKEY)[A-Z0-9_]*"
-        r"\s*[=:]\s*(?P<v>" + _V + ")"), group="v"),
+        r"\s*[=:]\s*(?P<v>" + _V + ")"), group="v", check=_stated_password),
     SecretPattern("credential", (r"(?i)(?:^|[;\s])(?:pwd|password|accountkey|sharedaccesskey)\s*=\s*(?P<v>[^;\s]{3,})"),
                   group="v"),
     # a password stated in words: "password: x", "the password for the NAS is x", "密码是 x", "银行卡密码 739264",
     # "密码设成了 x", "门禁密码是八位数字 20481937", "银行卡密码六位：582014", "password set to x"
     SecretPattern("password", (
         r"(?i)" + _PW_WORDS + r"(?:\s+(?:for|of|to)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:" + _ZH_DIGITS_SAID + r"\s*)?"
-        r"(?:is|was|=|:|：|是|为|為|" + _ZH_SET + r")\s*(?:" + _ZH_DIGITS_SAID + r"\s*[，,:：]?\s*)?"
+        r"(?:" + _VERB + r"|" + _ZH_SET + r")\s*(?:" + _ZH_DIGITS_SAID + r"\s*[，,:：]?\s*)?"
         r"(?P<v>[\"'“‘]?[A-Za-z0-9!@#$%^&*()_+\-=.~?/\\|<>]{3,}[\"'”’]?)"), group="v", check=_stated_password),
     SecretPattern("password", (r"(?i)" + _PW_WORDS + r"\s*(?P<v>[A-Za-z0-9!@#$%^&*_+\-=.~]{3,})"),
                   group="v", check=_has_digit_or_symbol),
+    SecretPattern("password", (r"(?:密码|口令)(?:" + _VERB + r"|" + _ZH_SET + r")\s*[\u4e00-\u9fff]{1,6}\s*[，,:：]?\s*"
+                               r"(?P<v>[A-Za-z0-9!@#$%^&*_+\-=.~]*\d[A-Za-z0-9!@#$%^&*_+\-=.~]*)"), group="v",
+                  check=lambda v: len(v) >= 4),
     # a user name then its password: "username root password toor", "账号 admin 密码 qwerty", "user: x, pass: y"
     SecretPattern("password", (
         r"(?i)(?:\b(?:user(?:\s*name)?|login|account|user\s*id|e-?mail)|账号|帳號|帐号|用户名|用户|账户)\s*(?:is|[:=：])?\s*"
@@ -517,7 +529,7 @@ SECRET_PATTERNS: list[SecretPattern] = [
                                r"[\"'”’]?)"), group="v", check=_stated_password),
     # keys, tokens and private keys named in Chinese: "API密钥是 x", "秘钥是 x", "私钥：x", "令牌：x", "密钥 x"
     SecretPattern("credential", (
-        r"(?:密钥|秘钥|私钥|令牌|密匙)\s*(?:ID)?\s*(?:[:：=]|是|为|為|" + _ZH_SET + r")?\s*(?P<v>[A-Za-z0-9._~+/=\-]{8,})"),
+        r"(?:密钥|秘钥|私钥|令牌|密匙|卡密)\s*(?:ID)?\s*(?:" + _VERB + r"|" + _ZH_SET + r")?\s*(?P<v>[A-Za-z0-9._~+/=\-]{8,})"),
         group="v", check=lambda v: any(c.isdigit() for c in v)),
     # a PIN, a card's security code, a door / alarm / safe code: "pin is 4821", "ATM PIN 0375", "PIN 码 903617",
     # "cvv 418", "garage door code is 4821#", "the safe combination is 12-34-56"
@@ -525,7 +537,7 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"(?:\bPIN|\b[Pp]in\s+(?:code|number))(?:\s+(?:for|of|to)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:is|was|=|:|：)\s*"
         r"(?P<v>\d{4,}#?)"), group="v"),
     SecretPattern("PIN", (
-        r"(?i)\b(?:pin(?:\s*(?:code|number|码))?|(?:door|gate|garage|alarm|lock|entry|keypad|building|access|safe|"
+        r"(?i)\b(?:pin(?:\s*(?:code|number|码))?(?:'s|’s)?|(?:door|gate|garage|alarm|lock|entry|keypad|building|access|safe|"
         r"locker|padlock|lockbox|key\s*box|entrance|front\s+door)\s+(?:code|combination|combo|pin)|combination)"
         r"(?:\s+(?:for|of|to|on)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:is|was|=|:|：|是|为)?\s*"
         r"(?P<v>\d{4,8}#?|\d{1,3}(?:[-–]\d{1,3}){2,3})(?![\d.:])"), group="v", digits=True),
@@ -538,7 +550,28 @@ SECRET_PATTERNS: list[SecretPattern] = [
                   digits=True),
     SecretPattern("credential", (
         r"(?i)\b(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?token|auth[_\- ]?token|token|client[_\- ]?secret)"
-        r"\s*(?:is|=|:|：|是|为)\s*[\"']?(?P<v>[A-Za-z0-9._~+/=\-]{12,})"), group="v"),
+        r"(?:\s+(?:for|of|to)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:is|=|:|：|是|为)\s*[\"']?"
+        r"(?P<v>[A-Za-z0-9._~+/=\-!@#$%^&*]{12,})"), group="v"),
+    # other keys said as such: "VPN pre-shared key: x", "master key is x", "security answer: x"
+    SecretPattern("credential", (
+        r"(?i)\b(?:pre-?shared\s+key|psk|encryption\s+key|master\s+key|license\s+key|product\s+key|passkey|"
+        r"unlock\s+code|security\s+(?:question\s+)?answer|secret\s+answer|signing\s+secret|shared\s+secret)"
+        r"(?:\s+(?:for|of|to|on)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:is|was|[:=：])\s*"
+        r"(?P<v>[\"'“‘]?[A-Za-z0-9!@#$%^&*()_+\-=.~?/\\|<>]{4,}[\"'”’]?)"), group="v", check=_stated_password),
+    SecretPattern("credential", (r"(?:密保答案|密保问题答案|安全问题答案)\s*(?:" + _VERB + r")?\s*(?P<v>\S{2,})"),
+                  group="v"),
+    # one-time codes: "验证码是 583920", "OTP 482913", "verification code: 1234"
+    SecretPattern("token", (
+        r"(?i)(?:\b(?:verification|one-time|otp|2fa|mfa|login|sms|auth(?:entication)?)\s+(?:code|passcode|password|pin)"
+        r"|\botp\b|验证码|驗證碼|校验码|动态码|动态密码|短信码)\s*(?:" + _VERB + r")?\s*(?P<v>\d{4,8})(?!\d)"), group="v",
+        digits=True),
+    # a session cookie: sessionid=..., PHPSESSID=..., connect.sid=...
+    SecretPattern("token", (
+        r"(?i)\b(?:session_?id|sid|connect\.sid|phpsessid|jsessionid|_session|remember_token|auth_token|csrftoken|"
+        r"session_token|__Secure-[A-Za-z0-9\-]+)=(?P<v>[A-Za-z0-9%._\-]{16,})"), group="v", digits=True),
+    # a BitLocker recovery key, an extended private key
+    SecretPattern("token", (r"(?<![\d\-])\d{6}(?:-\d{6}){7}(?![\d\-])"), digits=True),
+    SecretPattern("private key", (r"\b[xyzt]prv[1-9A-HJ-NP-Za-km-z]{100,}"), needle="prv"),
     # a key named, then hex or a UUID: "heroku api key <uuid>", "cloudflare global key <hex>", "key: <hex>"
     SecretPattern("credential", (
         r"(?i)\b(?:key|secret|token|apikey)\b\s*(?:is|[:=：])?\s*[\"']?(?P<v>[0-9a-f]{32,}|[0-9a-f]{8}-[0-9a-f]{4}-"
@@ -588,16 +621,20 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("national id", (_AN + r"\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])-[1-8]\d{6}" + _NA),
                   check=_kr_rrn, digits=True),
     SecretPattern("national id", (_AN + r"[A-Z]{3}[PCHFATBLJG][A-Z]\d{4}[A-Z]" + _NA), digits=True),  # India PAN
+    SecretPattern("national id", (_AN + r"[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z]" + _NA), digits=True),  # codice fiscale
+    SecretPattern("national id", (_AN + r"[A-Z][AEIOUX][A-Z]{2}\d{6}[HM][A-Z]{5}[A-Z0-9]\d" + _NA), digits=True),  # CURP
     # ids said with their name: passport, driving licence, ID card, 身份证, 护照, 驾照, NRIC, CPF, DNI, ...
     SecretPattern("national id", (
         r"(?i)(?:\b(?:passport|driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|licen[cs]e\s+(?:number|no)|"
         r"national\s+id(?:entity)?(?:\s+card)?|id\s+card|identity\s+card|id\s+(?:number|no\.?)|"
         r"national\s+insurance|nino|nric|fin|cpf|dni|nie|aadhaar|pan\s+card|my\s*number|tax\s+(?:id|number)|tin|"
-        r"medicare|nhs\s+number|health\s+card|insurance\s+number|member\s+id|voter\s+id|residence\s+permit)\b|"
+        r"medicare|nhs\s+number|health\s+card|insurance\s+number|member\s+id|voter\s+id|residence\s+permit|"
+        r"personnummer|tfn|ein|itin|(?:personal)?ausweis(?:nummer)?|steuer-?id|s[ée]curit[ée]\s+sociale|nir|bsn|pesel|"
+        r"curp|rfc|rut|codice\s+fiscale|hetu|cnp|oib|amka|egn|emso|jmbg|nin|nik|nid|ssnit|mykad|nric|sss|tin)\b|"
         r"身份证|身份證|护照|護照|驾照|驾驶证|駕照|证件|證件|社保卡?|医保卡?|居住证|港澳通行证|台胞证|マイナンバー|"
         r"주민등록번호)"
-        r"(?:\s*(?:number|no\.?|#|号码?|號碼?|号|番号))?\s*(?:is|was|[:：#=]|是|为|為)?\s*"
-        r"(?P<v>[A-Z0-9][A-Z0-9 ()\-]{4,22}[A-Z0-9)])"), group="v",
+        r"(?:\s*(?:number|no\.?|nr\.?|#|号码?|號碼?|号|番号))?\s*(?:is|was|[:：#=]|是|为|為|es|est)?\s*"
+        r"(?P<v>[A-Z0-9][A-Z0-9 ()\-+]{4,22}[A-Z0-9)])"), group="v",
         check=lambda v: len(_digits_of(v)) >= 5 and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", v)),
     # phone numbers: mainland China mobiles, +country numbers, North American, UK, Japanese and French national
     # formats by shape; any number said with a phone word
@@ -608,7 +645,7 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"(?<![0-9A-Za-z+])\+[1-9]\d{0,2}(?:[ .\-]?\(?\d{1,5}\)?){2,6}" + _NA), check=_enough_digits(8, 15),
         digits=True, needle="+"),
     SecretPattern("phone number", (
-        r"(?<![0-9A-Za-z+\-.])(?:1[ .\-])?(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}[ .\-])[2-9]\d{2}[ .\-]\d{4}"
+        r"(?<![0-9A-Za-z+\-.])(?:1[ .\-])?(?!\(?(?:[2-9]00|8(\d)\1)\b)(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}[ .\-])[2-9]\d{2}[ .\-]\d{4}"
         r"(?![0-9A-Za-z]|[.\-]\d)"), digits=True, reject_before=_NOT_PERSONAL_BEFORE),
     SecretPattern("phone number", (
         _AN + r"(?:07\d{3}\s?\d{6}|0[789]0[ \-]\d{4}[ \-]\d{4}|0[1-9](?:[ .]\d{2}){4})" + _NA), digits=True,
@@ -618,16 +655,22 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"call\s+(?:me|him|her|them|us)\s+(?:at|on)|text\s+(?:me|him|her|them|us)\s+(?:at|on)|reach\s+me\s+(?:at|on)|"
         r"contact\s+number)\b|手机号?码?|手機號?碼?|电话号?码?|電話(?:番号)?|联系电话|联系方式|座机|携帯(?:番号)?|微信号?)"
         r"(?:\s*(?:number|no\.?|#|号码?))?\s*(?:is|was|[:：=]|是|为)?\s*"
-        r"(?P<v>\+?\(?\d[\d ()\-.]{5,18}\d)(?![\d:])"), group="v", check=_phone_number, digits=True),
+        r"(?P<v>\+?[(（]?\d[\d ()（）\-.]{5,18}\d)(?![\d:])"), group="v", check=_phone_number, digits=True),
     # bank accounts: an IBAN (its mod-97 check), any account number said as one
     SecretPattern("bank account", (_AN + r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?" + _NA),
                   check=_iban, digits=True),
     SecretPattern("bank account", (
-        r"(?i)(?:\b(?:account\s*(?:number|no\.?|#)|acct\.?\s*(?:number|no\.?|#)?|bank\s+account(?:\s+number)?|"
+        r"(?i)(?:\b(?:account(?:\s*(?:number|no\.?|#))?|acct\.?\s*(?:number|no\.?|#)?|bank\s+account(?:\s+number)?|"
         r"iban|bsb|sort\s+code\s+and\s+account)\b|银行账号|银行账户|银行卡号?|账号|帳號|卡号|卡號|户号|工资卡号?)"
         r"\s*(?:is|[:：#]|是|为)?\s*(?P<v>\d(?:[ \-]?\d){5,33})(?!\d)"), group="v", digits=True),
     # a wallet's recovery phrase: 12 or more BIP-0039 words in a row
     SecretPattern("seed phrase", "", finder=_seed_phrase_spans),
+    SecretPattern("seed phrase", (
+        r"(?i)(?:助记词|助記詞|恢复短语|钱包种子|seed\s*(?:phrase|words)?|recovery\s*(?:phrase|words|seed)|mnemonic(?:\s*phrase)?|"
+        r"backup\s*phrase)\s*(?:is|[:：=]|是)?\s*(?P<v>[\u4e00-\u9fff](?:[\s,，、]+[\u4e00-\u9fff]){11,23})"), group="v"),
+    # an AWS secret access key on its own: 40 characters of base64, both cases and a digit (a commit id is hex)
+    SecretPattern("cloud key", (r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"), check=_aws_secret_key,
+                  digits=True),
     # the safety net: a long machine-made token of no known shape
     SecretPattern("token", (r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{24,}={0,2}"), check=_looks_random),
 ]
