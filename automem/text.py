@@ -355,6 +355,12 @@ def _iban(value: str) -> bool:
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
+def _credential_value(value: str) -> bool:
+    """A value after "token:", "secret is": 12 characters or more, or 6 or more mixing letters and digits."""
+    core = value.rstrip(".,;:!?)]}")
+    return len(core) >= 12 or (len(core) >= 6 and any(c.isdigit() for c in core) and any(c.isalpha() for c in core))
+
+
 def _aws_secret_key(value: str) -> bool:
     """40 characters of base64 that read as random: upper and lower case and a digit, no run of four or more
     lower-case letters between two slashes as a path has ("Users/alice/Documents")."""
@@ -413,13 +419,16 @@ _NOT_PERSONAL_BEFORE = (r"(?i)(?:order|tracking|invoice|ticket|ref(?:erence)?|se
 _NOT_A_COUNT_AFTER = r"(?!\s*(?:bytes?\b|[KMGT]i?B\b|ms\b|元|块|次|行|个|人|份|件|字节|rmb\b|yuan\b|usd\b|\$))"
 _AN = r"(?<![0-9A-Za-z])"  # no letter or digit just before (CJK text may touch the number)
 _NA = r"(?![0-9A-Za-z])"
-_VERB = r"(?:(?:is|was|是|为|為)\s*[:：=]?|[=:：])"
+_VERB = r"(?:(?:is|was|ist|est|es|era|é|è|是|为|為|は|는|은)\s*[:：=]?|[=:：])"
 _ZH_SET = r"(?:设成了?|设为|設為|设置为|设置成|设定为|改成了?|改为|換成了?|换成了?|变成了?|更新为|set\s+to|changed\s+to)"
-_ZH_DIGITS_SAID = r"(?:[一二三四五六七八九十两\d]{1,2}\s*位(?:纯)?(?:数字|数|字符|密码)?|\d+[- ]digits?)"
+_ZH_DIGITS_SAID = r"(?:[一二三四五六七八九十两\d]{1,2}\s*(?:位|个|個)(?:纯)?(?:数字|數字|数|字符|字母|密码)?|\d+[- ]digits?)"
 
 
 _V = r"""(?:"[^"\s]{3,}"|'[^'\s]{3,}'|[^\s"',;]{3,})"""  # an assigned value: quoted or bare
-_PW_WORDS = r"(?:\b(?:pass(?:word|wd|phrase|code)s?|pwd)|密码|口令)"
+# a password said in a sentence: quoted (straight, curly, backticks, CJK brackets) or bare
+_PWV = r"[\"'“‘`「『]?[A-Za-z0-9!@#$%^&*()_+\-=.~?/\\|<>]{3,}[\"'”’`」』]?"
+_PW_WORDS = (r"(?:\b(?:pass(?:word|wd|phrase|code)s?|pwd|passwort|kennwort|mot\s+de\s+passe|contrase[ñn]a|senha|"
+             r"wachtwoord|lösenord|salasana|пароль)|密码|密碼|口令|パスワード|暗証番号|비밀번호|암호)")
 
 # Ordered from the most specific to the most generic, so a redaction names what it found.
 SECRET_PATTERNS: list[SecretPattern] = [
@@ -451,15 +460,15 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"|secret_[A-Za-z0-9]{43}|lin_(?:api|oauth)_[A-Za-z0-9]{30,}|ATATT[A-Za-z0-9_\-=]{30,}"
         r"|hv[sb]\.[A-Za-z0-9_\-]{24,}|dp\.(?:st|ct|pt|sa|scim|audit)\.[A-Za-z0-9_.\-]{30,}|whsec_[A-Za-z0-9+/=]{24,}"
         r"|glsa_[A-Za-z0-9_]{32,}|xapp-\d-[A-Za-z0-9\-]{20,}|sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}"
-        r"|ya29\.[A-Za-z0-9_\-]{20,}|EAA[A-Za-z0-9]{30,}|[A-Za-z0-9]{3}\dQ~[A-Za-z0-9_.~\-]{31,34})")),
-    SecretPattern("token", (r"(?<![0-9A-Za-z])\d{8,10}:AA[A-Za-z0-9_\-]{33}"), digits=True),  # Telegram bots
+        r"|ya29\.[A-Za-z0-9_\-]{20,}|EAA[A-Za-z0-9]{30,}|GOOG1[0-9A-Z]{20,}|[A-Za-z0-9]{3}\dQ~[A-Za-z0-9_.~\-]{31,34})")),
+    SecretPattern("token", (r"(?:(?<=bot)|(?<![0-9A-Za-z]))\d{8,10}:AA[A-Za-z0-9_\-]{33}"), digits=True),  # Telegram bots
     SecretPattern("token", (r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),  # JWT
     SecretPattern("webhook secret", (r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_\-]{16,})"),
                   group=1),
     SecretPattern("webhook secret", (
         r"(?i)(?:discord(?:app)?\.com/api/webhooks/\d{5,}/|hooks\.zapier\.com/hooks/catch/"
         r"|open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/|/IncomingWebhook/"
-        r"|webhook\.office\.com/webhookb2/|maker\.ifttt\.com/trigger/[^/\s]+/with/key/)(?P<v>[A-Za-z0-9_@/\-]{7,})"),
+        r"|webhook\.office\.com/webhookb2/|maker\.ifttt\.com/trigger/[^/\s]+/with/key/|events\.pagerduty\.com/integration/)(?P<v>[A-Za-z0-9_@/\-]{7,})"),
         group="v", digits=True),
     # a credential in a URL's query: ?access_token=, &key=, ?sig= (webhooks of DingTalk and WeCom, SAS links)
     SecretPattern("URL credentials", (
@@ -497,8 +506,10 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("password", (
         r"(?i)" + _PW_WORDS + r"(?:\s+(?:for|of|to)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:" + _ZH_DIGITS_SAID + r"\s*)?"
         r"(?:" + _VERB + r"|" + _ZH_SET + r")\s*(?:" + _ZH_DIGITS_SAID + r"\s*[，,:：]?\s*)?"
-        r"(?P<v>[\"'“‘]?[A-Za-z0-9!@#$%^&*()_+\-=.~?/\\|<>]{3,}[\"'”’]?)"), group="v", check=_stated_password),
+        r"(?P<v>" + _PWV + r")"), group="v", check=_stated_password),
     SecretPattern("password", (r"(?i)" + _PW_WORDS + r"\s*(?P<v>[A-Za-z0-9!@#$%^&*_+\-=.~]{3,})"),
+                  group="v", check=_has_digit_or_symbol),
+    SecretPattern("password", (r"(?i)" + _PW_WORDS + r"\s*" + _ZH_DIGITS_SAID + r"\s*[，,:：]?\s*(?P<v>" + _PWV + ")"),
                   group="v", check=_has_digit_or_symbol),
     SecretPattern("password", (r"(?:密码|口令)(?:" + _VERB + r"|" + _ZH_SET + r")\s*[\u4e00-\u9fff]{1,6}\s*[，,:：]?\s*"
                                r"(?P<v>[A-Za-z0-9!@#$%^&*_+\-=.~]*\d[A-Za-z0-9!@#$%^&*_+\-=.~]*)"), group="v",
@@ -507,26 +518,30 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("password", (
         r"(?i)(?:\b(?:user(?:\s*name)?|login|account|user\s*id|e-?mail)|账号|帳號|帐号|用户名|用户|账户)\s*(?:is|[:=：])?\s*"
         r"[^\s,，;；]+[\s,，;；]+(?:and\s+)?(?:the\s+|my\s+)?(?:\b(?:pass(?:word|wd)?|pwd|pw)\b|密码|口令)"
-        r"\s*(?:is|[:=：]|是|为)?\s*(?P<v>[\"'“‘]?[A-Za-z0-9!@#$%^&*()_+\-=.~?/\\|<>]{3,}[\"'”’]?)"), group="v",
+        r"\s*(?:is|[:=：]|是|为)?\s*(?P<v>" + _PWV + r")"), group="v",
         check=_stated_password),
+    SecretPattern("password", (
+        r"(?i)\b(?:user(?:name)?|login)\s*/\s*(?:pass(?:word)?|pwd|pw)\s*(?:is|are|[:=：])?\s*[^\s/:]+\s*/\s*"
+        r"(?P<v>[^\s/]{3,})"), group="v", check=_stated_password),
     # a login pair: "login is admin / s3cret", "router login: admin/admin1234", "creds: deploy:Tr1cky#Pass",
     # "sign in with alice@example.com / Winter2024!"
     SecretPattern("password", (
         r"(?i)\b(?:log-?in|sign-?\s?in|creds|credentials|account)\b(?:\s+(?:for|to|on|of)\s+\S+)?\s*"
-        r"(?:is|are|[:：=]|with|using)\s*(?!(?:at|on|in|via|the|a|an|by|from|to|for|of|is|broken|down|here|there|"
+        r"(?:is|are|[:：=]|with|using)?\s*(?!(?:at|on|in|via|the|a|an|by|from|to|for|of|is|broken|down|here|there|"
         r"through|page|screen|form|button|link)\b)[^\s/:]{2,}\s+/\s+(?P<v>\S{3,})"), group="v",
         check=_stated_password),
     SecretPattern("password", (
         r"(?i)\b(?:log-?in|sign-?\s?in|creds|credentials|account)\b(?:\s+(?:for|to|on|of)\s+\S+)?\s*"
-        r"(?:is|are|[:：=]|with|using)\s*(?!(?:at|on|in|via|the|a|an|by|from|to|for|of|is)\b)[^\s/:]{2,}[/:]"
+        r"(?:is|are|[:：=]|with|using)?\s*(?!(?:at|on|in|via|the|a|an|by|from|to|for|of|is|with|using|page|form)\b)"
+        r"[^\s/:]{2,}[/:]"
         r"(?P<v>[^\s/]{3,})(?!\S)"), group="v", check=lambda v: _stated_password(v) and _has_digit_or_symbol(v)),
     # wifi: "wifi pw is x", "the wifi is HomeNet, pw x", "wifi key: x", "pw: x"
     SecretPattern("password", (
         r"(?i)\b(?:wi-?fi|wlan|wireless|router|hotspot|network|ssid)\b[^\n.]{0,40}?\b(?:pw|pwd|pass(?:word|phrase|code)?"
-        r"|key)\b\s*(?:is|was|[:=：])?\s*(?P<v>[\"'“‘]?[A-Za-z0-9!@#$%^&*()_+\-=.~?/\\|<>]{3,}[\"'”’]?)"), group="v",
+        r"|key|code)\b\s*(?:is|was|[:=：])?\s*(?P<v>" + _PWV + r")"), group="v",
         check=_stated_password),
-    SecretPattern("password", (r"(?i)\bpw\s*(?:is|was|[:=：])\s*(?P<v>[\"'“‘]?[A-Za-z0-9!@#$%^&*()_+\-=.~?/\\|<>]{3,}"
-                               r"[\"'”’]?)"), group="v", check=_stated_password),
+    SecretPattern("password", (r"(?i)\bpw\s*(?:is|was|[:=：])\s*(?P<v>" + _PWV + ")"), group="v",
+                  check=_stated_password),
     # keys, tokens and private keys named in Chinese: "API密钥是 x", "秘钥是 x", "私钥：x", "令牌：x", "密钥 x"
     SecretPattern("credential", (
         r"(?:密钥|秘钥|私钥|令牌|密匙|卡密)\s*(?:ID)?\s*(?:" + _VERB + r"|" + _ZH_SET + r")?\s*(?P<v>[A-Za-z0-9._~+/=\-]{8,})"),
@@ -538,10 +553,12 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"(?P<v>\d{4,}#?)"), group="v"),
     SecretPattern("PIN", (
         r"(?i)\b(?:pin(?:\s*(?:code|number|码))?(?:'s|’s)?|(?:door|gate|garage|alarm|lock|entry|keypad|building|access|safe|"
-        r"locker|padlock|lockbox|key\s*box|entrance|front\s+door)\s+(?:code|combination|combo|pin)|combination)"
-        r"(?:\s+(?:for|of|to|on)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:is|was|=|:|：|是|为)?\s*"
+        r"locker|padlock|lockbox|key\s*box|entrance|front\s+door)\s+(?:code|combination|combo|pin)|combination|"
+        r"geheimzahl|code\s+pin|código\s+pin)"
+        r"(?:\s+(?:for|of|to|on)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:is|was|ist|est|es|=|:|：|是|为)?\s*"
         r"(?P<v>\d{4,8}#?|\d{1,3}(?:[-–]\d{1,3}){2,3})(?![\d.:])"), group="v", digits=True),
-    SecretPattern("PIN", (r"(?:门禁(?:密码|码)?|密码锁|取款码|PIN\s*码)\s*(?:[:：=]|是|为)?\s*(?P<v>\d{4,8}#?)"), group="v",
+    SecretPattern("PIN", (r"(?:门禁(?:密码|码)?|密码锁|取款码|PIN\s*码)\s*(?:[:：=]|是|为)?\s*(?:" + _ZH_DIGITS_SAID
+                          + r"\s*[，,:：]?\s*)?(?P<v>\d{4,8}#?)"), group="v",
                   digits=True),
     SecretPattern("card number", (
         r"(?i)\b(?:cvv2?|cvc2?|cvn|cid|card\s+security\s+code|security\s+code)\b\s*(?:is|[:：=]|是|为)?\s*(?P<v>\d{3,4})"
@@ -549,9 +566,13 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("card number", (r"(?:安全码|校验码|CVV\s*码)\s*(?:[:：=]|是|为)?\s*(?P<v>\d{3,4})(?!\d)"), group="v",
                   digits=True),
     SecretPattern("credential", (
-        r"(?i)\b(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?token|auth[_\- ]?token|token|client[_\- ]?secret)"
-        r"(?:\s+(?:for|of|to)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:is|=|:|：|是|为)\s*[\"']?"
-        r"(?P<v>[A-Za-z0-9._~+/=\-!@#$%^&*]{12,})"), group="v"),
+        r"(?i)\b(?:api[_\- ]?(?:key|secret)|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?(?:token|key)|token|"
+        r"client[_\- ]?secret|consumer[_\- ]?(?:key|secret)|app[_\- ]?(?:key|secret)|private[_\- ]?token|signing[_\- ]?key|"
+        r"webhook[_\- ]?(?:key|token))"
+        r"(?:\s+(?:for|of|to)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:is|=|:|：|是|为)\s*[\"'`]?"
+        r"(?P<v>[A-Za-z0-9._~+/=\-!@#$%^&*]{6,})"), group="v", check=_credential_value),
+    SecretPattern("credential", (r"(?i)\bkey\s*(?:is|=|:|：|是|为)\s*[\"'`]?(?P<v>[A-Za-z0-9._~+/=\-!@#$%^&*]{8,})"),
+                  group="v", check=lambda v: any(c.isdigit() for c in v) and any(c.isalpha() for c in v)),
     # other keys said as such: "VPN pre-shared key: x", "master key is x", "security answer: x"
     SecretPattern("credential", (
         r"(?i)\b(?:pre-?shared\s+key|psk|encryption\s+key|master\s+key|license\s+key|product\s+key|passkey|"
@@ -578,7 +599,7 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"), group="v", digits=True),
     # JSON fields: "private_key_id": "...", "client_secret": "...", "refresh_token": "..."
     SecretPattern("credential", (
-        r"(?i)\"[a-z_]*(?:key|secret|token|password|passwd)[a-z_]*\"\s*:\s*\"(?P<v>[^\"\s]{12,})\""), group="v",
+        r"(?i)\"[a-z_]*(?:key|secret|token|password|passwd|auth)[a-z_]*\"\s*:\s*\"(?P<v>[^\"\s]{12,})\""), group="v",
         check=lambda v: any(c.isdigit() for c in v)),
     # .npmrc / .yarnrc: //registry/:_authToken=..., _auth=..., _password=...
     SecretPattern("API key", (r"(?i)(?:_authToken|_auth|_password|npmAuthToken)\s*[=:]\s*[\"']?(?P<v>[^\s\"']{8,})"),
@@ -625,13 +646,13 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("national id", (_AN + r"[A-Z][AEIOUX][A-Z]{2}\d{6}[HM][A-Z]{5}[A-Z0-9]\d" + _NA), digits=True),  # CURP
     # ids said with their name: passport, driving licence, ID card, 身份证, 护照, 驾照, NRIC, CPF, DNI, ...
     SecretPattern("national id", (
-        r"(?i)(?:\b(?:passport|driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|licen[cs]e\s+(?:number|no)|"
+        r"(?i)(?:\b(?:passport|passeport|pasaporte|reisepass|passaporto|ni\s+(?:number|no)|dl|driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|licen[cs]e\s+(?:number|no)|"
         r"national\s+id(?:entity)?(?:\s+card)?|id\s+card|identity\s+card|id\s+(?:number|no\.?)|"
         r"national\s+insurance|nino|nric|fin|cpf|dni|nie|aadhaar|pan\s+card|my\s*number|tax\s+(?:id|number)|tin|"
         r"medicare|nhs\s+number|health\s+card|insurance\s+number|member\s+id|voter\s+id|residence\s+permit|"
         r"personnummer|tfn|ein|itin|(?:personal)?ausweis(?:nummer)?|steuer-?id|s[ée]curit[ée]\s+sociale|nir|bsn|pesel|"
         r"curp|rfc|rut|codice\s+fiscale|hetu|cnp|oib|amka|egn|emso|jmbg|nin|nik|nid|ssnit|mykad|nric|sss|tin)\b|"
-        r"身份证|身份證|护照|護照|驾照|驾驶证|駕照|证件|證件|社保卡?|医保卡?|居住证|港澳通行证|台胞证|マイナンバー|"
+        r"身份证|身份證|护照|護照|驾照|驾驶证|駕照|证件|證件|パスポート|여권|在留カード|社保卡?|医保卡?|居住证|港澳通行证|台胞证|マイナンバー|"
         r"주민등록번호)"
         r"(?:\s*(?:number|no\.?|nr\.?|#|号码?|號碼?|号|番号))?\s*(?:is|was|[:：#=]|是|为|為|es|est)?\s*"
         r"(?P<v>[A-Z0-9][A-Z0-9 ()\-+]{4,22}[A-Z0-9)])"), group="v",
@@ -648,13 +669,18 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"(?<![0-9A-Za-z+\-.])(?:1[ .\-])?(?!\(?(?:[2-9]00|8(\d)\1)\b)(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}[ .\-])[2-9]\d{2}[ .\-]\d{4}"
         r"(?![0-9A-Za-z]|[.\-]\d)"), digits=True, reject_before=_NOT_PERSONAL_BEFORE),
     SecretPattern("phone number", (
-        _AN + r"(?:07\d{3}\s?\d{6}|0[789]0[ \-]\d{4}[ \-]\d{4}|0[1-9](?:[ .]\d{2}){4})" + _NA), digits=True,
+        _AN + r"(?:07\d{3}\s?\d{6}|0[789]0[ \-]\d{4}[ \-]\d{4}|0[1-9](?:[ .]\d{2}){4}|01[567]\d{1,2}[ /\-]?\d{6,8}"
+        r"|01[016789][ \-]\d{3,4}[ \-]\d{4}|[6-9]\d{4} \d{5}|\(\d{2}\)\s?9?\d{4}-\d{4}|0\d{2,3}-\d{7,8})" + _NA), digits=True,
         reject_before=_NOT_PERSONAL_BEFORE),
+    SecretPattern("phone number", (_AN + r"0\d{1,4}-\d{1,4}-\d{4}" + _NA), check=_enough_digits(10, 11), digits=True,
+                  reject_before=_NOT_PERSONAL_BEFORE),  # Japanese landlines
     SecretPattern("phone number", (
         r"(?i)(?:\b(?:phone|mobile|cell(?:phone)?|tel|telephone|landline|whatsapp|signal|wechat|viber|fax|"
         r"call\s+(?:me|him|her|them|us)\s+(?:at|on)|text\s+(?:me|him|her|them|us)\s+(?:at|on)|reach\s+me\s+(?:at|on)|"
-        r"contact\s+number)\b|手机号?码?|手機號?碼?|电话号?码?|電話(?:番号)?|联系电话|联系方式|座机|携帯(?:番号)?|微信号?)"
-        r"(?:\s*(?:number|no\.?|#|号码?))?\s*(?:is|was|[:：=]|是|为)?\s*"
+        r"contact\s+number|handy|telefon(?:nummer)?|t[ée]l[ée]phone|portable|tel[ée]fono|m[óo]vil|celular|telefone|"
+        r"cellulare)\b|手机号?码?|手機號?碼?|电话号?码?|電話(?:番号)?|联系电话|联系方式|座机|携帯(?:番号)?|微信号?|"
+        r"연락처|전화(?:번호)?|휴대폰|телефон)"
+        r"(?:\s*(?:number|no\.?|#|号码?))?\s*(?:is|was|ist|est|es|[:：=]|是|为)?\s*"
         r"(?P<v>\+?[(（]?\d[\d ()（）\-.]{5,18}\d)(?![\d:])"), group="v", check=_phone_number, digits=True),
     # bank accounts: an IBAN (its mod-97 check), any account number said as one
     SecretPattern("bank account", (_AN + r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?" + _NA),
@@ -665,6 +691,7 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"\s*(?:is|[:：#]|是|为)?\s*(?P<v>\d(?:[ \-]?\d){5,33})(?!\d)"), group="v", digits=True),
     # a wallet's recovery phrase: 12 or more BIP-0039 words in a row
     SecretPattern("seed phrase", "", finder=_seed_phrase_spans),
+    SecretPattern("seed phrase", (r"(?<![\u4e00-\u9fff])[\u4e00-\u9fff](?:[ \u3000][\u4e00-\u9fff]){11,23}(?![\u4e00-\u9fff])")),
     SecretPattern("seed phrase", (
         r"(?i)(?:助记词|助記詞|恢复短语|钱包种子|seed\s*(?:phrase|words)?|recovery\s*(?:phrase|words|seed)|mnemonic(?:\s*phrase)?|"
         r"backup\s*phrase)\s*(?:is|[:：=]|是)?\s*(?P<v>[\u4e00-\u9fff](?:[\s,，、]+[\u4e00-\u9fff]){11,23})"), group="v"),
