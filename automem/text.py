@@ -170,7 +170,7 @@ _NOT_A_PASSWORD = frozenset("""required needed wrong incorrect invalid expired m
 
 
 def _stated_password(value: str) -> bool:
-    core = value.strip("\"'“”‘’").rstrip(".,;:!?)]}")
+    core = value.strip("\"'“”‘’`「」『』").rstrip(".,;:!?)]}")
     return len(core) >= 3 and core.lower() not in _NOT_A_PASSWORD
 
 
@@ -232,11 +232,11 @@ def _card_number(value: str) -> bool:
         issuer = n in (13, 16, 19)
     elif head in ("34", "37"):
         issuer = n == 15
-    elif digits[0] == "2":
-        issuer = n == 16 and 2221 <= int(digits[:4]) <= 2720
+    elif digits[0] == "2":  # Mastercard 2-series, Mir
+        issuer = n == 16 and (2221 <= int(digits[:4]) <= 2720 or 2200 <= int(digits[:4]) <= 2204)
     elif digits[0] == "3":
         issuer = head in ("30", "35", "36", "38", "39") and 14 <= n <= 19
-    elif digits[0] in "56":
+    elif digits[0] in "56" or head == "81":  # Mastercard, Maestro, Discover, UnionPay (62, 81), RuPay
         issuer = 16 <= n <= 19
     else:
         issuer = False
@@ -426,7 +426,8 @@ _ZH_DIGITS_SAID = r"(?:[一二三四五六七八九十两\d]{1,2}\s*(?:位|个|�
 
 _V = r"""(?:"[^"\s]{3,}"|'[^'\s]{3,}'|[^\s"',;]{3,})"""  # an assigned value: quoted or bare
 # a password said in a sentence: quoted (straight, curly, backticks, CJK brackets) or bare
-_PWV = r"[\"'“‘`「『]?[A-Za-z0-9!@#$%^&*()_+\-=.~?/\\|<>]{3,}[\"'”’`」』]?"
+_PWV = (r"(?:\"[^\"\n]{3,64}\"|'[^'\n]{3,64}'|“[^”\n]{3,64}”|「[^」\n]{3,64}」|"
+        r"[\"'“‘`「『]?[A-Za-z0-9!@#$%^&*()_+\-=.~?/\\|<>]{3,}[\"'”’`」』]?)")
 _PW_WORDS = (r"(?:\b(?:pass(?:word|wd|phrase|code)s?|pwd|passwort|kennwort|mot\s+de\s+passe|contrase[ñn]a|senha|"
              r"wachtwoord|lösenord|salasana|пароль)|密码|密碼|口令|パスワード|暗証番号|비밀번호|암호)")
 
@@ -508,7 +509,22 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"(?:" + _VERB + r"|" + _ZH_SET + r")\s*(?:" + _ZH_DIGITS_SAID + r"\s*[，,:：]?\s*)?"
         r"(?P<v>" + _PWV + r")"), group="v", check=_stated_password),
     SecretPattern("password", (r"(?i)" + _PW_WORDS + r"\s*(?P<v>[A-Za-z0-9!@#$%^&*_+\-=.~]{3,})"),
-                  group="v", check=_has_digit_or_symbol),
+                  group="v", check=lambda v: _has_digit_or_symbol(v) and not re.fullmatch(r"-[A-Za-z\-]+", v)),
+    # the value first: "Tr0ub4dor&3 is my email password", "4821 is my debit card PIN", "739264 是我的银行卡密码"
+    SecretPattern("password", (
+        r"(?i)(?<![\w@#$%^&*+=.~\-])(?P<v>[A-Za-z0-9!@#$%^&*_+\-=.~]{4,})\s+(?:is|was)\s+(?:my|our|the|his|her|their)\s+"
+        r"(?:[\w'-]+\s+){0,3}?(?:password|passcode|passphrase|pw|pin|pin\s+code)(?=\s*(?:$|[,.;:!?)]|\s+(?:for|on|at|to|of)\b))"),
+        group="v", check=lambda v: any(c.isdigit() for c in v) and (not v.isdigit() or 4 <= len(v) <= 8)),
+    SecretPattern("password", (
+        r"(?<![A-Za-z0-9!@#$%^&*_+\-=.~])(?P<v>[A-Za-z0-9!@#$%^&*_+\-=.~]{4,})\s*(?:是|为|就是)\s*[^\n，。,.;；]{0,12}?"
+        r"(?:密码|口令|密碼|PIN码?)(?=\s*(?:$|[，。,.;；!！?？]))"), group="v", check=lambda v: any(c.isdigit() for c in v)),
+    # "set the router password to x", "changed my password to x", "use x as the admin password"
+    SecretPattern("password", (
+        r"(?i)\b(?:set|changed?|reset|updated?|made)\s+(?:the\s+|my\s+|our\s+|his\s+|her\s+)?(?:[\w'-]+\s+){0,2}?"
+        r"(?:password|passcode|passphrase|pin|pw)\s+to\s+(?P<v>" + _PWV + ")"), group="v", check=_stated_password),
+    SecretPattern("password", (
+        r"(?i)\buse\s+(?P<v>" + _PWV + r")\s+as\s+(?:the\s+|my\s+|a\s+|our\s+)?(?:[\w'-]+\s+){0,2}?"
+        r"(?:password|passcode|passphrase|pin|pw)\b"), group="v", check=_has_digit_or_symbol),
     SecretPattern("password", (r"(?i)" + _PW_WORDS + r"\s*" + _ZH_DIGITS_SAID + r"\s*[，,:：]?\s*(?P<v>" + _PWV + ")"),
                   group="v", check=_has_digit_or_symbol),
     SecretPattern("password", (r"(?:密码|口令)(?:" + _VERB + r"|" + _ZH_SET + r")\s*[\u4e00-\u9fff]{1,6}\s*[，,:：]?\s*"
@@ -554,8 +570,9 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("PIN", (
         r"(?i)\b(?:pin(?:\s*(?:code|number|码))?(?:'s|’s)?|(?:door|gate|garage|alarm|lock|entry|keypad|building|access|safe|"
         r"locker|padlock|lockbox|key\s*box|entrance|front\s+door)\s+(?:code|combination|combo|pin)|combination|"
-        r"geheimzahl|code\s+pin|código\s+pin)"
-        r"(?:\s+(?:for|of|to|on)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:is|was|ist|est|es|=|:|：|是|为)?\s*"
+        r"geheimzahl|code\s+pin|código\s+pin|code\s+(?:for|to|of)\s+(?:the\s+|my\s+|our\s+)?(?:front\s+)?"
+        r"(?:door|gate|garage|alarm|safe|lock|building|house|apartment|flat|office))"
+        r"(?:\s+(?:for|of|to|on)\s+\S+(?:\s+\S+){0,3}?)?[\s,]*(?:is|was|ist|est|es|=|:|：|是|为)?\s*"
         r"(?P<v>\d{4,8}#?|\d{1,3}(?:[-–]\d{1,3}){2,3})(?![\d.:])"), group="v", digits=True),
     SecretPattern("PIN", (r"(?:门禁(?:密码|码)?|密码锁|取款码|PIN\s*码)\s*(?:[:：=]|是|为)?\s*(?:" + _ZH_DIGITS_SAID
                           + r"\s*[，,:：]?\s*)?(?P<v>\d{4,8}#?)"), group="v",
@@ -623,6 +640,10 @@ SECRET_PATTERNS: list[SecretPattern] = [
         check=_cn_resident_id, digits=True),
     SecretPattern("card number", (_AN + r"\d{4}(?:[ \-]?\d{3,7}){1,4}" + _NA + r"(?![.,]\d)" + _NOT_A_COUNT_AFTER),
                   check=_card_number, digits=True, reject_before=_NOT_PERSONAL_BEFORE),
+    SecretPattern("card number", (
+        r"(?i)(?:\b(?:card|visa|mastercard|master\s+card|amex|american\s+express|discover|jcb|unionpay|maestro|mir|troy|"
+        r"rupay|credit|debit)\b|карта|信用卡|银行卡|借记卡|储蓄卡|卡号|カード)[^\d\n]{0,24}?(?P<v>\d(?:[ \-]?\d){11,18})(?!\d)"),
+        group="v", check=lambda v: _luhn(_digits_of(v)), digits=True, reject_before=_NOT_PERSONAL_BEFORE),
     SecretPattern("national id", (r"(?<![\d\-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d\-])"),
                   digits=True, reject_before=_NOT_PERSONAL_BEFORE),  # US social security number
     SecretPattern("national id", (
@@ -638,7 +659,8 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("national id", (_AN + r"[STFG]\d{7}[A-Z]" + _NA), check=_sg_nric, digits=True),
     SecretPattern("national id", (_AN + r"\d{3}\.\d{3}\.\d{3}-\d{2}" + _NA), check=_br_cpf, digits=True),
     SecretPattern("national id", (_AN + r"(?:\d{8}|[XYZ]\d{7})-?[A-Z]" + _NA), check=_es_dni, digits=True),
-    SecretPattern("national id", (_AN + r"[2-9]\d{3}\s\d{4}\s\d{4}" + _NA), check=_aadhaar, digits=True),
+    SecretPattern("national id", (_AN + r"(?<!\d\s)[2-9]\d{3}\s\d{4}\s\d{4}(?!\s\d)" + _NA), check=_aadhaar, digits=True,
+                  reject_before=_NOT_PERSONAL_BEFORE),
     SecretPattern("national id", (_AN + r"\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])-[1-8]\d{6}" + _NA),
                   check=_kr_rrn, digits=True),
     SecretPattern("national id", (_AN + r"[A-Z]{3}[PCHFATBLJG][A-Z]\d{4}[A-Z]" + _NA), digits=True),  # India PAN
@@ -691,10 +713,17 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"\s*(?:is|[:：#]|是|为)?\s*(?P<v>\d(?:[ \-]?\d){5,33})(?!\d)"), group="v", digits=True),
     # a wallet's recovery phrase: 12 or more BIP-0039 words in a row
     SecretPattern("seed phrase", "", finder=_seed_phrase_spans),
-    SecretPattern("seed phrase", (r"(?<![\u4e00-\u9fff])[\u4e00-\u9fff](?:[ \u3000][\u4e00-\u9fff]){11,23}(?![\u4e00-\u9fff])")),
+    # 12, 15, ... 24 Chinese characters spaced out (BIP-0039's Chinese lists are single characters); a spaced list of
+    # another length (stop words in code) is not a phrase
+    SecretPattern("seed phrase", (r"(?<![\u4e00-\u9fff])(?<![\u4e00-\u9fff][ \u3000])[\u4e00-\u9fff](?:[ \u3000][\u4e00-\u9fff]){11,23}"
+                                  r"(?![ \u3000]?[\u4e00-\u9fff])"), check=lambda v: (len(v) + 1) // 2 in (12, 15, 18, 21, 24)),
     SecretPattern("seed phrase", (
         r"(?i)(?:助记词|助記詞|恢复短语|钱包种子|seed\s*(?:phrase|words)?|recovery\s*(?:phrase|words|seed)|mnemonic(?:\s*phrase)?|"
         r"backup\s*phrase)\s*(?:is|[:：=]|是)?\s*(?P<v>[\u4e00-\u9fff](?:[\s,，、]+[\u4e00-\u9fff]){11,23})"), group="v"),
+    # a password on its own: upper and lower case, a digit and a symbol inside ("P@ssw0rd99", "Tr0ub4dor&3")
+    SecretPattern("password", (r"(?<![\w@#$%^&*.:/\-])(?=[^\s]*[A-Z])(?=[^\s]*[a-z])(?=[^\s]*\d)"
+                               r"[A-Za-z0-9]+[!@#$%^&*][A-Za-z0-9!@#$%^&*]*[A-Za-z0-9](?![\w@#$%^&*.:/\-])"),
+                  check=lambda v: 8 <= len(v) <= 40, digits=True),
     # an AWS secret access key on its own: 40 characters of base64, both cases and a digit (a commit id is hex)
     SecretPattern("cloud key", (r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"), check=_aws_secret_key,
                   digits=True),
@@ -716,11 +745,30 @@ def scrub_surrogates(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
+def _folded(text: str) -> tuple[str, list[int]] | None:
+    """`text` as the patterns read it (NFKC: full-width "１３９…" and "ｓｋ－…" as ASCII), one character at a time,
+    with where each folded character came from in `text`; None when `text` is folded already (the usual case)."""
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return None
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        folded = unicodedata.normalize("NFKC", ch)
+        out.append(folded)
+        where.extend([i] * len(folded))
+    return "".join(out), where
+
+
 def secret_spans(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, kind) of every secret in `text`, left to right, overlaps merged (the earlier pattern names it)."""
+    """(start, end, kind) of every secret in `text`, left to right, overlaps merged (the earlier pattern names it).
+    Raw text is read folded (`_folded`), so redaction finds what `validate` finds on normalised text."""
+    folded = _folded(text)
+    subject = folded[0] if folded else text
     found: list[tuple[int, int, str]] = []
     for pattern in SECRET_PATTERNS:
-        for start, end in pattern.spans(text):
+        for start, end in pattern.spans(subject):
+            if folded:
+                start, end = folded[1][start], folded[1][end - 1] + 1
             found.append((start, end, pattern.kind))
     found.sort(key=lambda s: (s[0], -s[1]))
     merged: list[tuple[int, int, str]] = []
