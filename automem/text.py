@@ -380,6 +380,18 @@ def _phone_number(value: str) -> bool:
     return 7 <= len(digits) <= 15 and not re.search(r"\d{4}[\-/.]\d{1,2}[\-/.]\d{1,2}|\d\.\d+\.\d", value)
 
 
+_CARD_NEARBY = r"(?i)(?:\d[ \-]?){12,19}|\b(?:cvv2?|cvc2?)\b|安全码"  # compiled on first use, like the patterns
+_CARD_EXPIRY = (
+    r"(?i)(?:\bexp(?:iry|ires|iration)?(?:\s+date)?\.?|\bvalid\s+(?:thru|through|until)|有效期(?:至|到)?)\s*[:：]?\s*"
+    r"(?P<v>(?:0[1-9]|1[0-2])\s*/\s*(?:\d{2}|20\d{2}))(?![\d/])")
+
+
+def _card_expiry_spans(text: str) -> Iterator[tuple[int, int]]:
+    if re.search(_CARD_NEARBY, text):
+        for m in re.finditer(_CARD_EXPIRY, text):
+            yield m.span("v")
+
+
 # -- seed phrases: twelve or more words of the BIP-0039 English list in a row ------------------------------------
 BIP39_FILE = Path(__file__).resolve().parent / "data" / "bip39_english.txt"
 _SEED_WORD = re.compile(r"[A-Za-z]+")
@@ -537,20 +549,21 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"\s*(?:is|[:=：]|是|为)?\s*(?P<v>" + _PWV + r")"), group="v",
         check=_stated_password),
     SecretPattern("password", (
-        r"(?i)\b(?:user(?:name)?|login)\s*/\s*(?:pass(?:word)?|pwd|pw)\s*(?:is|are|[:=：])?\s*[^\s/:]+\s*/\s*"
-        r"(?P<v>[^\s/]{3,})"), group="v", check=_stated_password),
-    # a login pair: "login is admin / s3cret", "router login: admin/admin1234", "creds: deploy:Tr1cky#Pass",
-    # "sign in with alice@example.com / Winter2024!"
+        r"(?i)\b(?:user(?:name)?|login)\s*/\s*(?:pass(?:word)?|pwd|pw)\s*(?:is|are|[:=：])?\s*"
+        r"(?P<v>[^\s/:]+\s*/\s*[^\s/]{3,})"), group="v",
+        check=lambda v: _stated_password(re.split(r"\s*/\s*", v, maxsplit=1)[-1])),
+    # a login pair, redacted whole (the user name goes with its password): "login is admin / s3cret", "router login:
+    # admin/admin1234", "creds: deploy:Tr1cky#Pass", "sign in with alice@example.com / Winter2024!"
     SecretPattern("password", (
         r"(?i)\b(?:log-?in|sign-?\s?in|creds|credentials|account)\b(?:\s+(?:for|to|on|of)\s+\S+)?\s*"
         r"(?:is|are|[:：=]|with|using)?\s*(?!(?:at|on|in|via|the|a|an|by|from|to|for|of|is|broken|down|here|there|"
-        r"through|page|screen|form|button|link)\b)[^\s/:]{2,}\s+/\s+(?P<v>\S{3,})"), group="v",
-        check=_stated_password),
+        r"through|page|screen|form|button|link)\b)(?P<v>[^\s/:]{2,}\s+/\s+\S{3,})"), group="v",
+        check=lambda v: _stated_password(re.split(r"\s+/\s+", v, maxsplit=1)[-1])),
     SecretPattern("password", (
         r"(?i)\b(?:log-?in|sign-?\s?in|creds|credentials|account)\b(?:\s+(?:for|to|on|of)\s+\S+)?\s*"
         r"(?:is|are|[:：=]|with|using)?\s*(?!(?:at|on|in|via|the|a|an|by|from|to|for|of|is|with|using|page|form)\b)"
-        r"[^\s/:]{2,}[/:]"
-        r"(?P<v>[^\s/]{3,})(?!\S)"), group="v", check=lambda v: _stated_password(v) and _has_digit_or_symbol(v)),
+        r"(?P<v>[^\s/:]{2,}[/:][^\s/]{3,})(?!\S)"), group="v",
+        check=lambda v: _stated_password(p := re.split(r"[/:]", v, maxsplit=1)[-1]) and _has_digit_or_symbol(p)),
     # wifi: "wifi pw is x", "the wifi is HomeNet, pw x", "wifi key: x", "pw: x"
     SecretPattern("password", (
         r"(?i)\b(?:wi-?fi|wlan|wireless|router|hotspot|network|ssid)\b[^\n.]{0,40}?\b(?:pw|pwd|pass(?:word|phrase|code)?"
@@ -580,6 +593,9 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("card number", (
         r"(?i)\b(?:cvv2?|cvc2?|cvn|cid|card\s+security\s+code|security\s+code)\b\s*(?:is|[:：=]|是|为)?\s*(?P<v>\d{3,4})"
         r"(?!\d)"), group="v", digits=True),
+    # a card's expiry date, beside a card number or its security code (with them it is what a fraudster needs; alone,
+    # "my passport expires 05/2031" is an ordinary fact)
+    SecretPattern("card number", "", finder=lambda text: _card_expiry_spans(text), digits=True),
     SecretPattern("card number", (r"(?:安全码|校验码|CVV\s*码)\s*(?:[:：=]|是|为)?\s*(?P<v>\d{3,4})(?!\d)"), group="v",
                   digits=True),
     SecretPattern("credential", (
