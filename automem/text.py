@@ -133,7 +133,7 @@ class SecretPattern:
 
     @cached_property
     def regex(self) -> re.Pattern:
-        return re.compile(self.source)
+        return re.compile(self.source, re.ASCII)  # \b, \w, \d, \s: ASCII (text is folded first), so "卡PIN是" has a word edge
 
     @cached_property
     def rejected_before(self) -> re.Pattern | None:
@@ -411,17 +411,25 @@ def _seed_phrase_spans(text: str) -> Iterator[tuple[int, int]]:
     if text.count(" ") + text.count(",") < SEED_MIN_WORDS - 1:
         return
     words = bip39_words()
-    start = end = count = 0
+    start = end = 0
+    run: list[str] = []
     for m in _SEED_WORD.finditer(text):
         w = m.group(0).lower()
-        if w in words and count and _SEED_GAP.fullmatch(text, end, m.start()):
-            count, end = count + 1, m.end()
+        if w in words and run and _SEED_GAP.fullmatch(text, end, m.start()):
+            run.append(w)
+            end = m.end()
             continue
-        if count >= SEED_MIN_WORDS:
+        if _is_seed_run(run):
             yield start, end
-        start, end, count = (m.start(), m.end(), 1) if w in words else (0, 0, 0)
-    if count >= SEED_MIN_WORDS:
+        start, end, run = (m.start(), m.end(), [w]) if w in words else (0, 0, [])
+    if _is_seed_run(run):
         yield start, end
+
+
+def _is_seed_run(run: list[str]) -> bool:
+    """12 to 24 words (test vectors repeat a word: "abandon" x 11 + "about"), or a longer run of 12 different words
+    ("word word word ..." is filler, not a phrase)."""
+    return len(run) >= SEED_MIN_WORDS and (len(run) <= 24 or len(set(run)) >= SEED_MIN_WORDS)
 
 
 # Labels that say the number after them is not a card, an id or a phone number.
@@ -431,7 +439,7 @@ _NOT_PERSONAL_BEFORE = (r"(?i)(?:order|tracking|invoice|ticket|ref(?:erence)?|se
 _NOT_A_COUNT_AFTER = r"(?!\s*(?:bytes?\b|[KMGT]i?B\b|ms\b|元|块|次|行|个|人|份|件|字节|rmb\b|yuan\b|usd\b|\$))"
 _AN = r"(?<![0-9A-Za-z])"  # no letter or digit just before (CJK text may touch the number)
 _NA = r"(?![0-9A-Za-z])"
-_VERB = r"(?:(?:is|was|ist|est|es|era|é|è|是|为|為|は|는|은)\s*[:：=]?|[=:：])"
+_VERB = r"(?:(?:is|was|ist|est|es|era|é|è|是|为|為|は|는|은)\s*[:：=]?|[=:：]|(?<=\s)[-–—](?=\s))"
 _ZH_SET = r"(?:设成了?|设为|設為|设置为|设置成|设定为|改成了?|改为|換成了?|换成了?|变成了?|更新为|set\s+to|changed\s+to)"
 _ZH_DIGITS_SAID = r"(?:[一二三四五六七八九十两\d]{1,2}\s*(?:位|个|個)(?:纯)?(?:数字|數字|数|字符|字母|密码)?|\d+[- ]digits?)"
 
@@ -440,8 +448,8 @@ _V = r"""(?:"[^"\s]{3,}"|'[^'\s]{3,}'|[^\s"',;]{3,})"""  # an assigned value: qu
 # a password said in a sentence: quoted (straight, curly, backticks, CJK brackets) or bare
 _PWV = (r"(?:\"[^\"\n]{3,64}\"|'[^'\n]{3,64}'|“[^”\n]{3,64}”|「[^」\n]{3,64}」|"
         r"[\"'“‘`「『]?[A-Za-z0-9!@#$%^&*()_+\-=.~?/\\|<>]{3,}[\"'”’`」』]?)")
-_PW_WORDS = (r"(?:\b(?:pass(?:word|wd|phrase|code)s?|pwd|passwort|kennwort|mot\s+de\s+passe|contrase[ñn]a|senha|"
-             r"wachtwoord|lösenord|salasana|пароль)|密码|密碼|口令|パスワード|暗証番号|비밀번호|암호)")
+_PW_WORDS = (r"(?:\b(?:pass(?:\s?word|wd|phrase|code)s?|pwd|pw(?=\s*(?:is|was|[:=：]|\s[-–—]\s|for|of|to)\b)|passwort|kennwort|mot\s+de\s+passe|contrase[ñn]a|senha|"
+             r"wachtwoord|lösenord|salasana)|пароль|密码|密碼|口令|パスワード|暗証番号|비밀번호|암호)")
 
 # Ordered from the most specific to the most generic, so a redaction names what it found.
 SECRET_PATTERNS: list[SecretPattern] = [
@@ -457,6 +465,8 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("API key", (r"\bhf_[A-Za-z0-9]{30,}")),  # Hugging Face
     SecretPattern("API key", (r"\bnpm_[A-Za-z0-9]{36,}")),
     SecretPattern("API key", (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    SecretPattern("cloud key", (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b\s*[/:,|]?\s*(?P<v>[A-Za-z0-9/+=]{30,})"), group="v",
+                  needle="A"),  # whatever follows an access key id is its secret
     SecretPattern("API key", (r"\bAIza[0-9A-Za-z_\-]{30,}")),
     SecretPattern("API key", (r"\bxox[abeprs]-[A-Za-z0-9\-]{10,}")),
     SecretPattern("API key", (r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}")),  # SendGrid
@@ -555,7 +565,7 @@ SECRET_PATTERNS: list[SecretPattern] = [
     # a login pair, redacted whole (the user name goes with its password): "login is admin / s3cret", "router login:
     # admin/admin1234", "creds: deploy:Tr1cky#Pass", "sign in with alice@example.com / Winter2024!"
     SecretPattern("password", (
-        r"(?i)\b(?:log-?in|sign-?\s?in|creds|credentials|account)\b(?:\s+(?:for|to|on|of)\s+\S+)?\s*"
+        r"(?i)\b(?:log-?in|sign-?\s?in|creds|credentials|account|wi-?fi|wlan|ssid)\b(?:\s+(?:for|to|on|of)\s+\S+)?\s*"
         r"(?:is|are|[:：=]|with|using)?\s*(?!(?:at|on|in|via|the|a|an|by|from|to|for|of|is|broken|down|here|there|"
         r"through|page|screen|form|button|link)\b)(?P<v>[^\s/:]{2,}\s+/\s+\S{3,})"), group="v",
         check=lambda v: _stated_password(re.split(r"\s+/\s+", v, maxsplit=1)[-1])),
@@ -564,9 +574,17 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"(?:is|are|[:：=]|with|using)?\s*(?!(?:at|on|in|via|the|a|an|by|from|to|for|of|is|with|using|page|form)\b)"
         r"(?P<v>[^\s/:]{2,}[/:][^\s/]{3,})(?!\S)"), group="v",
         check=lambda v: _stated_password(p := re.split(r"[/:]", v, maxsplit=1)[-1]) and _has_digit_or_symbol(p)),
+    SecretPattern("password", (  # "creds admin:changeme": said to be credentials, the password needs no digit
+        r"(?i)\b(?:creds|credentials)\b(?:\s+(?:for|to|on|of)\s+\S+)?\s*(?:is|are|[:：=])?\s*"
+        r"(?P<v>[^\s/:]{2,}[/:][^\s/]{3,})(?!\S)"), group="v",
+        check=lambda v: _stated_password(re.split(r"[/:]", v, maxsplit=1)[-1])),
+    SecretPattern("password", (
+        r"(?i)(?<![\w/.\-])(?:admin|administrator|root|guest|pi|ubuntu|postgres|sa)[/:]"
+        r"(?P<v>[^\s/:@<>{}$]{3,})(?![\w/])"), group="v",
+        check=lambda v: _stated_password(v) and _has_digit_or_symbol(v) and not re.match(r"\d+(?:\.\d+|$)", v)),
     # wifi: "wifi pw is x", "the wifi is HomeNet, pw x", "wifi key: x", "pw: x"
     SecretPattern("password", (
-        r"(?i)\b(?:wi-?fi|wlan|wireless|router|hotspot|network|ssid)\b[^\n.]{0,40}?\b(?:pw|pwd|pass(?:word|phrase|code)?"
+        r"(?i)\b(?:wi-?fi|wlan|wireless|router|hotspot|network|ssid)\b[^\n.]{0,40}?\b(?:pw|pwd|pass(?:\s?word|phrase|code)?"
         r"|key|code)\b\s*(?:is|was|[:=：])?\s*(?P<v>" + _PWV + r")"), group="v",
         check=_stated_password),
     SecretPattern("password", (r"(?i)\bpw\s*(?:is|was|[:=：])\s*(?P<v>" + _PWV + ")"), group="v",
@@ -628,7 +646,7 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("private key", (r"\b[xyzt]prv[1-9A-HJ-NP-Za-km-z]{100,}"), needle="prv"),
     # a key named, then hex or a UUID: "heroku api key <uuid>", "cloudflare global key <hex>", "key: <hex>"
     SecretPattern("credential", (
-        r"(?i)\b(?:key|secret|token|apikey)\b\s*(?:is|[:=：])?\s*[\"']?(?P<v>[0-9a-f]{32,}|[0-9a-f]{8}-[0-9a-f]{4}-"
+        r"(?i)\b(?:key|secret|token|apikey|private[_ ]key[_ ]id)\b\s*(?:is|[:=：])?\s*[\"']?(?P<v>[0-9a-f]{32,}|[0-9a-f]{8}-[0-9a-f]{4}-"
         r"[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"), group="v", digits=True),
     # JSON fields: "private_key_id": "...", "client_secret": "...", "refresh_token": "..."
     SecretPattern("credential", (
@@ -663,7 +681,7 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("national id", (r"(?<![\d\-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d\-])"),
                   digits=True, reject_before=_NOT_PERSONAL_BEFORE),  # US social security number
     SecretPattern("national id", (
-        r"(?i)\b(?:ssn|social\s+security(?:\s+(?:number|no\.?|#))?|sin|social\s+insurance\s+number)\b\s*(?:is|[:#：])?"
+        r"(?i)\b(?:ssn|social\s+security|sin|social\s+insurance)\b(?:\s+(?:number|no\.?|#))?\s*(?:is|[:#：])?"
         r"\s*(?P<v>\d{3}[ \-]?\d{2,3}[ \-]?\d{3,4})(?!\d)"), group="v", digits=True),
     SecretPattern("national id", (r"(?<![\d\-])\d{3}-\d{3}-\d{3}(?![\d\-])"), check=_ca_sin, digits=True),
     SecretPattern("national id", (  # UK National Insurance number
@@ -686,7 +704,7 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("national id", (
         r"(?i)(?:\b(?:passport|passeport|pasaporte|reisepass|passaporto|ni\s+(?:number|no)|dl|driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|licen[cs]e\s+(?:number|no)|"
         r"national\s+id(?:entity)?(?:\s+card)?|id\s+card|identity\s+card|id\s+(?:number|no\.?)|"
-        r"national\s+insurance|nino|nric|fin|cpf|dni|nie|aadhaar|pan\s+card|my\s*number|tax\s+(?:id|number)|tin|"
+        r"national\s+insurance|nino|nric|fin|cpf|dni|nie|aadhaar|pan\s+card|tax\s+(?:id|number)|tin|"
         r"medicare|nhs\s+number|health\s+card|insurance\s+number|member\s+id|voter\s+id|residence\s+permit|"
         r"personnummer|tfn|ein|itin|(?:personal)?ausweis(?:nummer)?|steuer-?id|s[ée]curit[ée]\s+sociale|nir|bsn|pesel|"
         r"curp|rfc|rut|codice\s+fiscale|hetu|cnp|oib|amka|egn|emso|jmbg|nin|nik|nid|ssnit|mykad|nric|sss|tin)\b|"
@@ -704,7 +722,7 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"(?<![0-9A-Za-z+])\+[1-9]\d{0,2}(?:[ .\-]?\(?\d{1,5}\)?){2,6}" + _NA), check=_enough_digits(8, 15),
         digits=True, needle="+"),
     SecretPattern("phone number", (
-        r"(?<![0-9A-Za-z+\-.])(?:1[ .\-])?(?!\(?(?:[2-9]00|8(\d)\1)\b)(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}[ .\-])[2-9]\d{2}[ .\-]\d{4}"
+        r"(?<![0-9A-Za-z+\-.])(?:1[ .\-])?(?!\(?(?:[2-9]00|8(\d)\1)\b)(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}[ .\-])\d{3}[ .\-]\d{4}"
         r"(?![0-9A-Za-z]|[.\-]\d)"), digits=True, reject_before=_NOT_PERSONAL_BEFORE),
     SecretPattern("phone number", (
         _AN + r"(?:07\d{3}\s?\d{6}|0[789]0[ \-]\d{4}[ \-]\d{4}|0[1-9](?:[ .]\d{2}){4}|01[567]\d{1,2}[ /\-]?\d{6,8}"
