@@ -123,7 +123,7 @@ class SecretPattern:
     `reject_before`, when given, voids a match the text just before it matches (an order number is not a card)."""
 
     kind: str
-    source: str  # compiled on first use: some 80 patterns would cost ~50 ms of every Hermes start
+    source: str  # compiled on first use: some 100 patterns cost 35-110 ms, not to be paid by every Hermes start
     group: int | str = 0
     check: Callable[[str], bool] | None = None
     needle: str = ""  # a literal every match contains: text without it is skipped at once
@@ -133,7 +133,8 @@ class SecretPattern:
 
     @cached_property
     def regex(self) -> re.Pattern:
-        return re.compile(self.source, re.ASCII)  # \b, \w, \d, \s: ASCII (text is folded first), so "卡PIN是" has a word edge
+        # \b \w \d \s in ASCII (text is folded first): "卡PIN是" has a word edge before "PIN"
+        return re.compile(self.source, re.ASCII)
 
     @cached_property
     def rejected_before(self) -> re.Pattern | None:
@@ -448,7 +449,8 @@ _V = r"""(?:"[^"\s]{3,}"|'[^'\s]{3,}'|[^\s"',;]{3,})"""  # an assigned value: qu
 # a password said in a sentence: quoted (straight, curly, backticks, CJK brackets) or bare
 _PWV = (r"(?:\"[^\"\n]{3,64}\"|'[^'\n]{3,64}'|“[^”\n]{3,64}”|「[^」\n]{3,64}」|"
         r"[\"'“‘`「『]?[A-Za-z0-9!@#$%^&*()_+\-=.~?/\\|<>]{3,}[\"'”’`」』]?)")
-_PW_WORDS = (r"(?:\b(?:pass(?:\s?word|wd|phrase|code)s?|pwd|pw(?=\s*(?:is|was|[:=：]|\s[-–—]\s|for|of|to)\b)|passwort|kennwort|mot\s+de\s+passe|contrase[ñn]a|senha|"
+_PW_WORDS = (r"(?:\b(?:pass(?:\s?word|wd|phrase|code)s?|pwd|pw(?=\s*(?:is|was|[:=：]|\s[-–—]\s|for|of|to)\b)|"
+             r"passwort|kennwort|mot\s+de\s+passe|contrase[ñn]a|senha|"
              r"wachtwoord|lösenord|salasana)|пароль|密码|密碼|口令|パスワード|暗証番号|비밀번호|암호)")
 
 # Ordered from the most specific to the most generic, so a redaction names what it found.
@@ -483,15 +485,19 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"|secret_[A-Za-z0-9]{43}|lin_(?:api|oauth)_[A-Za-z0-9]{30,}|ATATT[A-Za-z0-9_\-=]{30,}"
         r"|hv[sb]\.[A-Za-z0-9_\-]{24,}|dp\.(?:st|ct|pt|sa|scim|audit)\.[A-Za-z0-9_.\-]{30,}|whsec_[A-Za-z0-9+/=]{24,}"
         r"|glsa_[A-Za-z0-9_]{32,}|xapp-\d-[A-Za-z0-9\-]{20,}|sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}"
-        r"|ya29\.[A-Za-z0-9_\-]{20,}|EAA[A-Za-z0-9]{30,}|GOOG1[0-9A-Z]{20,}|[A-Za-z0-9]{3}\dQ~[A-Za-z0-9_.~\-]{31,34})")),
-    SecretPattern("token", (r"(?:(?<=bot)|(?<![0-9A-Za-z]))\d{8,10}:AA[A-Za-z0-9_\-]{33}"), digits=True),  # Telegram bots
+        r"|ya29\.[A-Za-z0-9_\-]{20,}|EAA[A-Za-z0-9]{30,}|GOOG1[0-9A-Z]{20,}"
+        r"|[A-Za-z0-9]{3}\dQ~[A-Za-z0-9_.~\-]{31,34})")),
+    # Telegram bots, also inside https://api.telegram.org/bot<token>/
+    SecretPattern("token", (r"(?:(?<=bot)|(?<![0-9A-Za-z]))\d{8,10}:AA[A-Za-z0-9_\-]{33}"), digits=True),
     SecretPattern("token", (r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),  # JWT
     SecretPattern("webhook secret", (r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_\-]{16,})"),
                   group=1),
     SecretPattern("webhook secret", (
         r"(?i)(?:discord(?:app)?\.com/api/webhooks/\d{5,}/|hooks\.zapier\.com/hooks/catch/"
         r"|open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/|/IncomingWebhook/"
-        r"|webhook\.office\.com/webhookb2/|maker\.ifttt\.com/trigger/[^/\s]+/with/key/|events\.pagerduty\.com/integration/)(?P<v>[A-Za-z0-9_@/\-]{7,})"),
+        r"|webhook\.office\.com/webhookb2/|maker\.ifttt\.com/trigger/[^/\s]+/with/key/"
+        r"|events\.pagerduty\.com/integration/)"
+        r"(?P<v>[A-Za-z0-9_@/\-]{7,})"),
         group="v", digits=True),
     # a credential in a URL's query: ?access_token=, &key=, ?sig= (webhooks of DingTalk and WeCom, SAS links)
     SecretPattern("URL credentials", (
@@ -534,8 +540,9 @@ SECRET_PATTERNS: list[SecretPattern] = [
                   group="v", check=lambda v: _has_digit_or_symbol(v) and not re.fullmatch(r"-[A-Za-z\-]+", v)),
     # the value first: "Tr0ub4dor&3 is my email password", "4821 is my debit card PIN", "739264 是我的银行卡密码"
     SecretPattern("password", (
-        r"(?i)(?<![\w@#$%^&*+=.~\-])(?P<v>[A-Za-z0-9!@#$%^&*_+\-=.~]{4,})\s+(?:is|was)\s+(?:my|our|the|his|her|their)\s+"
-        r"(?:[\w'-]+\s+){0,3}?(?:password|passcode|passphrase|pw|pin|pin\s+code)(?=\s*(?:$|[,.;:!?)]|\s+(?:for|on|at|to|of)\b))"),
+        r"(?i)(?<![\w@#$%^&*+=.~\-])(?P<v>[A-Za-z0-9!@#$%^&*_+\-=.~]{4,})\s+(?:is|was)\s+"
+        r"(?:my|our|the|his|her|their)\s+(?:[\w'-]+\s+){0,3}?(?:password|passcode|passphrase|pw|pin|pin\s+code)"
+        r"(?=\s*(?:$|[,.;:!?)]|\s+(?:for|on|at|to|of)\b))"),
         group="v", check=lambda v: any(c.isdigit() for c in v) and (not v.isdigit() or 4 <= len(v) <= 8)),
     SecretPattern("password", (
         r"(?<![A-Za-z0-9!@#$%^&*_+\-=.~])(?P<v>[A-Za-z0-9!@#$%^&*_+\-=.~]{4,})\s*(?:是|为|就是)\s*[^\n，。,.;；]{0,12}?"
@@ -584,7 +591,8 @@ SECRET_PATTERNS: list[SecretPattern] = [
         check=lambda v: _stated_password(v) and _has_digit_or_symbol(v) and not re.match(r"\d+(?:\.\d+|$)", v)),
     # wifi: "wifi pw is x", "the wifi is HomeNet, pw x", "wifi key: x", "pw: x"
     SecretPattern("password", (
-        r"(?i)\b(?:wi-?fi|wlan|wireless|router|hotspot|network|ssid)\b[^\n.]{0,40}?\b(?:pw|pwd|pass(?:\s?word|phrase|code)?"
+        r"(?i)\b(?:wi-?fi|wlan|wireless|router|hotspot|network|ssid)\b[^\n.]{0,40}?"
+        r"\b(?:pw|pwd|pass(?:\s?word|phrase|code)?"
         r"|key|code)\b\s*(?:is|was|[:=：])?\s*(?P<v>" + _PWV + r")"), group="v",
         check=_stated_password),
     SecretPattern("password", (r"(?i)\bpw\s*(?:is|was|[:=：])\s*(?P<v>" + _PWV + ")"), group="v",
@@ -599,7 +607,8 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"(?:\bPIN|\b[Pp]in\s+(?:code|number))(?:\s+(?:for|of|to)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:is|was|=|:|：)\s*"
         r"(?P<v>\d{4,}#?)"), group="v"),
     SecretPattern("PIN", (
-        r"(?i)\b(?:pin(?:\s*(?:code|number|码))?(?:'s|’s)?|(?:door|gate|garage|alarm|lock|entry|keypad|building|access|safe|"
+        r"(?i)\b(?:pin(?:\s*(?:code|number|码))?(?:'s|’s)?|"
+        r"(?:door|gate|garage|alarm|lock|entry|keypad|building|access|safe|"
         r"locker|padlock|lockbox|key\s*box|entrance|front\s+door)\s+(?:code|combination|combo|pin)|combination|"
         r"geheimzahl|code\s+pin|código\s+pin|code\s+(?:for|to|of)\s+(?:the\s+|my\s+|our\s+)?(?:front\s+)?"
         r"(?:door|gate|garage|alarm|safe|lock|building|house|apartment|flat|office))"
@@ -617,8 +626,9 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("card number", (r"(?:安全码|校验码|CVV\s*码)\s*(?:[:：=]|是|为)?\s*(?P<v>\d{3,4})(?!\d)"), group="v",
                   digits=True),
     SecretPattern("credential", (
-        r"(?i)\b(?:api[_\- ]?(?:key|secret)|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?(?:token|key)|token|"
-        r"client[_\- ]?secret|consumer[_\- ]?(?:key|secret)|app[_\- ]?(?:key|secret)|private[_\- ]?token|signing[_\- ]?key|"
+        r"(?i)\b(?:api[_\- ]?(?:key|secret)|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?(?:token|key)|"
+        r"token|client[_\- ]?secret|consumer[_\- ]?(?:key|secret)|app[_\- ]?(?:key|secret)|private[_\- ]?token|"
+        r"signing[_\- ]?key|"
         r"webhook[_\- ]?(?:key|token))"
         r"(?:\s+(?:for|of|to)\s+\S+(?:\s+\S+){0,3}?)?\s*(?:is|=|:|：|是|为)\s*[\"'`]?"
         r"(?P<v>[A-Za-z0-9._~+/=\-!@#$%^&*]{6,})"), group="v", check=_credential_value),
@@ -646,7 +656,8 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("private key", (r"\b[xyzt]prv[1-9A-HJ-NP-Za-km-z]{100,}"), needle="prv"),
     # a key named, then hex or a UUID: "heroku api key <uuid>", "cloudflare global key <hex>", "key: <hex>"
     SecretPattern("credential", (
-        r"(?i)\b(?:key|secret|token|apikey|private[_ ]key[_ ]id)\b\s*(?:is|[:=：])?\s*[\"']?(?P<v>[0-9a-f]{32,}|[0-9a-f]{8}-[0-9a-f]{4}-"
+        r"(?i)\b(?:key|secret|token|apikey|private[_ ]key[_ ]id)\b\s*(?:is|[:=：])?\s*[\"']?"
+        r"(?P<v>[0-9a-f]{32,}|[0-9a-f]{8}-[0-9a-f]{4}-"
         r"[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"), group="v", digits=True),
     # JSON fields: "private_key_id": "...", "client_secret": "...", "refresh_token": "..."
     SecretPattern("credential", (
@@ -675,7 +686,8 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("card number", (_AN + r"\d{4}(?:[ \-]?\d{3,7}){1,4}" + _NA + r"(?![.,]\d)" + _NOT_A_COUNT_AFTER),
                   check=_card_number, digits=True, reject_before=_NOT_PERSONAL_BEFORE),
     SecretPattern("card number", (
-        r"(?i)(?:\b(?:card|visa|mastercard|master\s+card|amex|american\s+express|discover|jcb|unionpay|maestro|mir|troy|"
+        r"(?i)(?:\b(?:card|visa|mastercard|master\s+card|amex|american\s+express|discover|jcb|unionpay|maestro|mir|"
+        r"troy|"
         r"rupay|credit|debit)\b|карта|信用卡|银行卡|借记卡|储蓄卡|卡号|カード)[^\d\n]{0,24}?(?P<v>\d(?:[ \-]?\d){11,18})(?!\d)"),
         group="v", check=lambda v: _luhn(_digits_of(v)), digits=True, reject_before=_NOT_PERSONAL_BEFORE),
     SecretPattern("national id", (r"(?<![\d\-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d\-])"),
@@ -693,16 +705,19 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("national id", (_AN + r"[STFG]\d{7}[A-Z]" + _NA), check=_sg_nric, digits=True),
     SecretPattern("national id", (_AN + r"\d{3}\.\d{3}\.\d{3}-\d{2}" + _NA), check=_br_cpf, digits=True),
     SecretPattern("national id", (_AN + r"(?:\d{8}|[XYZ]\d{7})-?[A-Z]" + _NA), check=_es_dni, digits=True),
-    SecretPattern("national id", (_AN + r"(?<!\d\s)[2-9]\d{3}\s\d{4}\s\d{4}(?!\s\d)" + _NA), check=_aadhaar, digits=True,
+    SecretPattern("national id", (_AN + r"(?<!\d\s)[2-9]\d{3}\s\d{4}\s\d{4}(?!\s\d)" + _NA), check=_aadhaar,
+                  digits=True,
                   reject_before=_NOT_PERSONAL_BEFORE),
     SecretPattern("national id", (_AN + r"\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])-[1-8]\d{6}" + _NA),
                   check=_kr_rrn, digits=True),
     SecretPattern("national id", (_AN + r"[A-Z]{3}[PCHFATBLJG][A-Z]\d{4}[A-Z]" + _NA), digits=True),  # India PAN
-    SecretPattern("national id", (_AN + r"[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z]" + _NA), digits=True),  # codice fiscale
-    SecretPattern("national id", (_AN + r"[A-Z][AEIOUX][A-Z]{2}\d{6}[HM][A-Z]{5}[A-Z0-9]\d" + _NA), digits=True),  # CURP
+    # Italian codice fiscale, Mexican CURP: shapes no other code has
+    SecretPattern("national id", (_AN + r"[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z]" + _NA), digits=True),
+    SecretPattern("national id", (_AN + r"[A-Z][AEIOUX][A-Z]{2}\d{6}[HM][A-Z]{5}[A-Z0-9]\d" + _NA), digits=True),
     # ids said with their name: passport, driving licence, ID card, 身份证, 护照, 驾照, NRIC, CPF, DNI, ...
     SecretPattern("national id", (
-        r"(?i)(?:\b(?:passport|passeport|pasaporte|reisepass|passaporto|ni\s+(?:number|no)|dl|driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|licen[cs]e\s+(?:number|no)|"
+        r"(?i)(?:\b(?:passport|passeport|pasaporte|reisepass|passaporto|ni\s+(?:number|no)|dl|driver'?s?\s+licen[cs]e|"
+        r"driving\s+licen[cs]e|licen[cs]e\s+(?:number|no)|"
         r"national\s+id(?:entity)?(?:\s+card)?|id\s+card|identity\s+card|id\s+(?:number|no\.?)|"
         r"national\s+insurance|nino|nric|fin|cpf|dni|nie|aadhaar|pan\s+card|tax\s+(?:id|number)|tin|"
         r"medicare|nhs\s+number|health\s+card|insurance\s+number|member\s+id|voter\s+id|residence\s+permit|"
@@ -722,11 +737,13 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"(?<![0-9A-Za-z+])\+[1-9]\d{0,2}(?:[ .\-]?\(?\d{1,5}\)?){2,6}" + _NA), check=_enough_digits(8, 15),
         digits=True, needle="+"),
     SecretPattern("phone number", (
-        r"(?<![0-9A-Za-z+\-.])(?:1[ .\-])?(?!\(?(?:[2-9]00|8(\d)\1)\b)(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}[ .\-])\d{3}[ .\-]\d{4}"
+        r"(?<![0-9A-Za-z+\-.])(?:1[ .\-])?(?!\(?(?:[2-9]00|8(\d)\1)\b)"  # not toll-free (800, 888, ...) nor N00
+        r"(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}[ .\-])\d{3}[ .\-]\d{4}"
         r"(?![0-9A-Za-z]|[.\-]\d)"), digits=True, reject_before=_NOT_PERSONAL_BEFORE),
     SecretPattern("phone number", (
         _AN + r"(?:07\d{3}\s?\d{6}|0[789]0[ \-]\d{4}[ \-]\d{4}|0[1-9](?:[ .]\d{2}){4}|01[567]\d{1,2}[ /\-]?\d{6,8}"
-        r"|01[016789][ \-]\d{3,4}[ \-]\d{4}|[6-9]\d{4} \d{5}|\(\d{2}\)\s?9?\d{4}-\d{4}|0\d{2,3}-\d{7,8})" + _NA), digits=True,
+        r"|01[016789][ \-]\d{3,4}[ \-]\d{4}|[6-9]\d{4} \d{5}|\(\d{2}\)\s?9?\d{4}-\d{4}|0\d{2,3}-\d{7,8})" + _NA),
+        digits=True,
         reject_before=_NOT_PERSONAL_BEFORE),
     SecretPattern("phone number", (_AN + r"0\d{1,4}-\d{1,4}-\d{4}" + _NA), check=_enough_digits(10, 11), digits=True,
                   reject_before=_NOT_PERSONAL_BEFORE),  # Japanese landlines
@@ -749,8 +766,9 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("seed phrase", "", finder=_seed_phrase_spans),
     # 12, 15, ... 24 Chinese characters spaced out (BIP-0039's Chinese lists are single characters); a spaced list of
     # another length (stop words in code) is not a phrase
-    SecretPattern("seed phrase", (r"(?<![\u4e00-\u9fff])(?<![\u4e00-\u9fff][ \u3000])[\u4e00-\u9fff](?:[ \u3000][\u4e00-\u9fff]){11,23}"
-                                  r"(?![ \u3000]?[\u4e00-\u9fff])"), check=lambda v: (len(v) + 1) // 2 in (12, 15, 18, 21, 24)),
+    SecretPattern("seed phrase", (r"(?<![\u4e00-\u9fff])(?<![\u4e00-\u9fff][ \u3000])[\u4e00-\u9fff]"
+                                  r"(?:[ \u3000][\u4e00-\u9fff]){11,23}(?![ \u3000]?[\u4e00-\u9fff])"),
+                  check=lambda v: (len(v) + 1) // 2 in (12, 15, 18, 21, 24)),
     SecretPattern("seed phrase", (
         r"(?i)(?:助记词|助記詞|恢复短语|钱包种子|seed\s*(?:phrase|words)?|recovery\s*(?:phrase|words|seed)|mnemonic(?:\s*phrase)?|"
         r"backup\s*phrase)\s*(?:is|[:：=]|是)?\s*(?P<v>[\u4e00-\u9fff](?:[\s,，、]+[\u4e00-\u9fff]){11,23})"), group="v"),

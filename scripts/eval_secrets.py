@@ -4,10 +4,11 @@
 A secret shape is caught when the write path's check finds it (`find_secret` on the normalised text) and
 `redact_secrets` leaves none of its secret substrings, in the raw text and in the normalised text. A look-alike
 survives when `find_secret` finds nothing and `redact_secrets` changes nothing. Figures per split: `tune` and
-`tune2` to `tune5` (what the patterns were written against), `holdout` (written with `tune`, not looked at while tuning) and
-`holdout2` (written blind to the code by someone else, copied in before any rule changed). Held-out parts print
-aggregate figures only, even with --failures, so tuning never sees their entries. Then the everyday texts of the project's other corpora (the dedup pairs and corpus, the recall bank, the sample
-conversation), none of which holds a secret: every one flagged there is a false positive.
+`tune2` to `tune5` (what the patterns were written against), `holdout` (written with `tune`, not looked at while
+tuning) and `holdout2` (written blind to the code by someone else, copied in before any rule changed). Held-out
+parts print aggregate figures only, even with --failures, so tuning never sees their entries. Then the everyday
+texts of the project's other corpora (the dedup pairs and corpus, the recall bank, the sample conversation), none
+of which holds a secret: every one flagged there is a false positive.
 
     python scripts/eval_secrets.py [--split tune|tune2|...|tune5|holdout|holdout2] [--failures] [--json]
 
