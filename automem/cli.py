@@ -76,11 +76,14 @@ class Context:
             raise UsageError(str(exc)) from None
 
     def emit(self, obj: Any, human: str | None = None) -> None:
-        """One JSON object with --json, else the human line(s)."""
+        """One JSON object with --json, else the human line(s); never a raw control character (a record an older
+        automem stored may hold terminal escapes: JSON escapes them, human lines show them as "\\x1b")."""
+        from .text import json_safe, printable
+
         if self.args.json:
-            print(json.dumps(obj, ensure_ascii=False))
+            print(json_safe(json.dumps(obj, ensure_ascii=False)))
         elif human is not None:
-            print(human)
+            print("\n".join(printable(line) for line in human.split("\n")))
 
     def close(self) -> None:
         if self._store is not None:
@@ -445,6 +448,8 @@ def search_query(obj, where: str, profile: str, k: int) -> tuple[str, str, int]:
 def search_file(args, ctx: Context) -> int:
     """`search --file`: every query of the file in this one process (the model and the store load once), one JSON
     line out per query line, in order; a bad line gets {"line", "error"} and the others still run."""
+    from .text import json_safe
+
     raw = read_input(args.file)  # a missing file: exit 2
     bad = 0
     for n, line in enumerate(raw.splitlines(), 1):
@@ -459,9 +464,10 @@ def search_file(args, ctx: Context) -> int:
             print(json.dumps({"line": n, "error": str(exc)}, ensure_ascii=False), flush=True)
             continue
         hits = ctx.store.recall(query, k=k, profile=profile, wing=args.wing, scopes=(ctx.scope,))
-        print(json.dumps({"line": n, "query": query, "profile": profile,
-                          "hits": [{"id": m.id, "text": m.text, "wing": m.wing, "profile": m.profile,
-                                    "distance": round(d, 4)} for m, d in hits]}, ensure_ascii=False), flush=True)
+        print(json_safe(json.dumps({"line": n, "query": query, "profile": profile,
+                                    "hits": [{"id": m.id, "text": m.text, "wing": m.wing, "profile": m.profile,
+                                              "distance": round(d, 4)} for m, d in hits]}, ensure_ascii=False)),
+              flush=True)
     if bad:
         print(f"automem: {bad} line{'s' if bad > 1 else ''} of {args.file} not searched (see their error lines)",
               file=sys.stderr)

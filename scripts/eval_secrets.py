@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Evaluate automem's secret patterns (automem.text) on tests/data/secret_shapes.json.
+"""Evaluate automem's secret patterns (automem.text) on the corpora tests/data/secret_shapes*.json.
 
 A secret shape is caught when the write path's check finds it (`find_secret` on the normalised text) and
 `redact_secrets` leaves none of its secret substrings, in the raw text and in the normalised text. A look-alike
-survives when `find_secret` finds nothing and `redact_secrets` changes nothing. Figures per split: `tune` (what the
-patterns were written against) and `holdout` (written at the same time, not looked at while tuning). Then the
-everyday texts of the project's other corpora (the dedup pairs and corpus, the recall bank, the sample
-conversation), none of which holds a secret: every one flagged there is a false positive.
+survives when `find_secret` finds nothing and `redact_secrets` changes nothing. Figures per split: `tune` and
+`tune2` to `tune5` (what the patterns were written against), `holdout` (written with `tune`, not looked at while
+tuning) and `holdout2` (written blind to the code by someone else, copied in before any rule changed). Held-out
+parts print aggregate figures only, even with --failures, so tuning never sees their entries. Then the everyday
+texts of the project's other corpora (the dedup pairs and corpus, the recall bank, the sample conversation), none
+of which holds a secret: every one flagged there is a false positive.
 
-    python scripts/eval_secrets.py [--split tune|holdout] [--failures] [--json]
+    python scripts/eval_secrets.py [--split tune|tune2|...|tune5|holdout|holdout2] [--failures] [--json]
 
 Exit 1 when a secret is missed or a look-alike is changed.
 """
@@ -26,12 +28,24 @@ if str(REPO) not in sys.path:
 
 from automem.text import find_secret, normalise, redact_secrets  # noqa: E402
 
-DEFAULT_FILE = REPO / "tests" / "data" / "secret_shapes.json"
+DATA = REPO / "tests" / "data"
+SPLITS = ("tune", "tune2", "tune3", "tune4", "tune5", "holdout", "holdout2")
+BLIND = frozenset({"holdout", "holdout2"})  # their misses are counted, never listed
 
 
-def load(path: Path = DEFAULT_FILE) -> dict:
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)
+def corpus_files() -> list[Path]:
+    return sorted(DATA.glob("secret_shapes*.json"))
+
+
+def load(paths: list[Path] | None = None) -> dict:
+    """Every corpus file's secrets and look-alikes, concatenated (each entry carries its split)."""
+    out: dict = {"secrets": [], "lookalikes": []}
+    for path in paths if paths is not None else corpus_files():
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        out["secrets"] += data["secrets"]
+        out["lookalikes"] += data["lookalikes"]
+    return out
 
 
 def secret_failure(entry: dict) -> str | None:
@@ -60,11 +74,13 @@ def lookalike_failure(entry: dict) -> str | None:
 
 def evaluate(data: dict, split: str | None = None) -> dict:
     out: dict = {}
-    for name in ("tune", "holdout"):
+    for name in SPLITS:
         if split and name != split:
             continue
         secrets = [e for e in data["secrets"] if e["split"] == name]
         looks = [e for e in data["lookalikes"] if e["split"] == name]
+        if not secrets and not looks:
+            continue
         missed = [(e["id"], why) for e in secrets if (why := secret_failure(e))]
         changed = [(e["id"], why) for e in looks if (why := lookalike_failure(e))]
         out[name] = {"secrets": len(secrets), "caught": len(secrets) - len(missed), "missed": missed,
@@ -108,12 +124,16 @@ def false_positives(texts: list[str]) -> list[tuple[str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--file", type=Path, default=DEFAULT_FILE)
-    ap.add_argument("--split", choices=("tune", "holdout"))
+    ap.add_argument("--file", type=Path, action="append", help="a corpus file (default: every tests/data/"
+                    "secret_shapes*.json); may be repeated")
+    ap.add_argument("--split", choices=SPLITS)
     ap.add_argument("--failures", action="store_true", help="list every miss")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     result = evaluate(load(args.file), args.split)
+    for name in BLIND & set(result):  # aggregate figures only
+        result[name]["missed"] = len(result[name]["missed"])
+        result[name]["changed"] = len(result[name]["changed"])
     texts = ordinary_texts()
     flagged = false_positives(texts)
     result["ordinary"] = {"texts": len(texts), "flagged": len(flagged), "examples": flagged[:20]}
@@ -129,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<8} secrets caught {r['caught']}/{r['secrets']} "
                   f"({100.0 * r['caught'] / max(1, r['secrets']):.1f}%), look-alikes unchanged "
                   f"{r['survived']}/{r['lookalikes']} ({100.0 * r['survived'] / max(1, r['lookalikes']):.1f}%)")
-            if args.failures:
+            if args.failures and name not in BLIND:
                 for rid, why in r["missed"]:
                     print(f"  missed  {rid}: {why}")
                 for rid, why in r["changed"]:

@@ -92,6 +92,8 @@ def test_wheel_and_sdist_carry_the_plugin_the_skill_and_the_profiles(dists):
             for rel, data in repo_files(src).items():
                 assert whl.read(f"{dest}/{rel}") == data, f"{dest}/{rel} differs from {src}/{rel}"
         assert not any("__pycache__" in n for n in names)
+        for data in ("lexicon.yaml", "bip39_english.txt"):  # package data the code reads (the seed phrase list)
+            assert whl.read(f"automem/data/{data}") == (REPO / "automem" / "data" / data).read_bytes()
     with tarfile.open(dists["sdist"]) as sdist:
         top = sdist.getnames()[0].split("/")[0]
         for src in BUNDLED:
