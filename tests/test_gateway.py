@@ -127,7 +127,7 @@ def test_identities_from_the_gateway_kwargs():
 @pytest.mark.parametrize("kwargs, scope", [
     ({"platform": "telegram", "chat_id": "-500", "chat_type": "group"}, "chat:telegram:-500"),  # no user id
     ({"platform": "telegram", "user_id": "", "chat_id": "", "session_id": "s9"}, "session:telegram:s9"),
-    ({"platform": "api_server", "gateway_session_key": "webui:alice"}, "session:api_server:webui_alice"),
+    ({"platform": "api_server", "gateway_session_key": "webui:alice"}, "session:api_server::webui%3Aalice"),
     ({"platform": "telegram", "user_id": {"odd": 1}, "chat_id": ["x"], "session_id": "s7"}, "session:telegram:s7"),
     ({"platform": "slack", "user_id": 77, "chat_id": 77, "chat_type": "dm"}, "user:slack:77"),
 ])
@@ -142,6 +142,83 @@ def test_user_scope_of_the_cli_flag():
     assert user_scope_of("owner") == user_scope_of("") == OWNER
     with pytest.raises(ValueError):
         user_scope_of("alice")
+
+
+# -- gateway ids: no two people share a scope ---------------------------------------------------------------------
+def dm(platform: str, user: str) -> dict:
+    return dict(platform=platform, user_id=user, chat_id=user, chat_type="dm")
+
+
+def test_ids_that_differ_never_share_a_scope():
+    """`a:b` and `a_b` (and two ids sharing their first 128 characters) were one scope: each read the other's."""
+    cfg = Config()
+    pairs = [("a:b", "a_b"), ("x" * 128 + "1", "x" * 128 + "2"), ("x" * 128, "x" * 128 + "1"),
+             ("@alice:matrix.org", "@alice_matrix.org"), ("a:b", "a%3Ab"), ("a:b", ":a:b")]
+    for one, other in pairs:
+        a, b = identify(dm("matrix", one), cfg), identify(dm("matrix", other), cfg)
+        assert a.writes["user"] != b.writes["user"], (one, other)
+        assert not set(a.writes.values()) & set(b.reads), (one, other)
+    # a chat id with a colon is not a chat with a thread
+    c1 = identify({"platform": "discord", "user_id": "7", "chat_id": "9:1", "chat_type": "group",
+                   "gateway_session_key": "agent:main:discord:group:9:1:7"}, cfg)
+    c2 = identify({"platform": "discord", "user_id": "7", "chat_id": "9", "thread_id": "1", "chat_type": "thread",
+                   "gateway_session_key": "agent:main:discord:thread:9:1"}, cfg)
+    assert c1.writes["episodic"] != c2.writes["episodic"]
+
+
+def test_ids_the_old_rule_kept_whole_keep_their_scope_exactly():
+    cfg = Config()
+    assert identify(dm("telegram", "1001"), cfg).writes["user"] == "user:telegram:1001"
+    assert identify(dm("slack", "x" * 128), cfg).reads == ("user:slack:" + "x" * 128,)
+    assert identify(dm("slack", " U0ABC "), cfg).reads == ("user:slack:U0ABC",)
+
+
+def test_owner_ids_with_a_colon_match():
+    cfg = Config(owner_ids=["matrix:@owner:matrix.org"])
+    assert identify(dm("matrix", "@owner:matrix.org"), cfg) == OWNER_IDENTITY
+    assert identify(dm("matrix", "@owner_matrix.org"), cfg) != OWNER_IDENTITY
+    assert identify(dm("matrix", "@owner"), cfg) != OWNER_IDENTITY
+
+
+def test_the_cli_user_flag_takes_an_id_with_a_colon():
+    scope = identify(dm("matrix", "@alice:matrix.org"), Config()).writes["user"]
+    assert user_scope_of("matrix:@alice:matrix.org") == scope
+    assert user_scope_of(scope) == scope
+
+
+def test_an_id_whose_scope_changed_still_reads_what_it_wrote_before(root):
+    """A Matrix user's memories were written under the old rule (':' replaced by '_'): they stay theirs. What the
+    old scope string gets after the change belongs to whoever owns that string now (an id without a colon)."""
+    import time
+
+    from automem.core.write_path import Candidate, remember as write
+
+    old_scope = "user:matrix:@alice_matrix.org"
+    store = Store(Location(root, "default"), Config())
+    try:
+        write(store, [Candidate("The user's cat is called Mochi", scope=old_scope, room="tool")],
+              now=int(time.time()) - 3600)
+    finally:
+        store.close()
+    alice = provider_for(root, "mx-alice", dm("matrix", "@alice:matrix.org"))
+    try:
+        assert "Mochi" in alice.system_prompt_block()
+        assert remember(alice, "The user's dog is called Rex")["decision"] == "new"
+    finally:
+        alice.shutdown()
+    twin = provider_for(root, "mx-twin", dm("matrix", "@alice_matrix.org"))  # owns the old string, as before
+    try:
+        assert remember(twin, "The user's bank is Chase")["decision"] == "new"
+        assert "Rex" not in twin.system_prompt_block()
+    finally:
+        twin.shutdown()
+    alice = provider_for(root, "mx-alice-2", dm("matrix", "@alice:matrix.org"))
+    try:
+        block = alice.system_prompt_block()
+        assert "Mochi" in block and "Rex" in block and "Chase" not in block
+        assert not any("Chase" in r["text"] for r in search(alice, "bank Chase"))
+    finally:
+        alice.shutdown()
 
 
 # -- two people, one profile -------------------------------------------------------------------------------------

@@ -69,7 +69,8 @@ def load_items(location: Location, config: Config, open_store: Callable[[], Any]
 def is_visible(item: RecallItem, profile: str, shared_wings: Sequence[str],
                scopes: Sequence[str] = (OWNER,)) -> bool:
     """The store's visibility rule (automem.core.visibility) for one index item."""
-    meta = {"status": "active", "profile": item.profile, "wing": item.wing, "scope": item.scope}
+    meta = {"status": "active", "profile": item.profile, "wing": item.wing, "scope": item.scope,
+            "created_at": item.created_at}
     return _is_visible(meta, profile, shared_wings, scopes=tuple(scopes))
 
 

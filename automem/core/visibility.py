@@ -29,6 +29,40 @@ def _in(key: str, values: Sequence[str]) -> dict:
     return {key: values[0]} if len(values) == 1 else {key: {"$in": list(values)}}
 
 
+# A reader may also read an old scope string up to a time: "before:<unix time>:<scope>" in its scopes reads the
+# memories of <scope> created before then. (Gateway ids once mapped to scopes with collisions; an id whose scope
+# string changed reads what was written for it under the old string, and nothing that string's owner writes later.)
+# No scope starts with "before:" (scopes are "", "user:...", "chat:...", "session:...").
+LEGACY = "before:"
+
+
+def legacy_read(scope: str, before: int) -> str:
+    """The scopes entry that reads `scope`'s memories created before `before` (unix seconds)."""
+    return f"{LEGACY}{int(before)}:{scope}"
+
+
+def split_scopes(scopes: Sequence[str]) -> tuple[list[str], list[tuple[str, int]]]:
+    """(plain scopes, [(old scope, before)]) of a reader's scopes."""
+    plain, old = [], []
+    for s in scopes:
+        if s.startswith(LEGACY):
+            t, _, scope = s[len(LEGACY):].partition(":")
+            try:
+                old.append((scope, int(t)))
+            except ValueError:
+                continue  # unreadable: reads nothing
+        else:
+            plain.append(s)
+    return plain, old
+
+
+def _scopes_clause(scopes: Sequence[str]) -> dict:
+    plain, old = split_scopes(scopes)
+    clauses = ([_in("scope", plain)] if plain else []) + [
+        {"$and": [{"scope": scope}, {"created_at": {"$lt": before}}]} for scope, before in old]
+    return _or(clauses) if clauses else {"scope": {"$in": []}}
+
+
 def visible_where(profile: str | None, shared_wings: Iterable[str], wing: str | None = None,
                   wings: Iterable[str] | None = None, extra: dict | None = None,
                   include_hidden: bool = False, scopes: Sequence[str] | None = (OWNER,),
@@ -57,7 +91,7 @@ def visible_where(profile: str | None, shared_wings: Iterable[str], wing: str | 
         if profile is not None:
             clauses.append(_profile_clause(profile, shared, wanted))
     else:
-        own = _and([_in("scope", [s for s in scopes]), {"profile": profile} if profile is not None else {}])
+        own = _and([_scopes_clause(scopes), {"profile": profile} if profile is not None else {}])
         if inherit and (wanted is None or INHERITED_WING in wanted):
             owners = _and([{"scope": OWNER}, {"wing": INHERITED_WING},
                            _profile_clause(profile, shared, [INHERITED_WING]) if profile is not None else {}])

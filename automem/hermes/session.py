@@ -283,11 +283,12 @@ class HermesSession:
               agent_context: str = "primary", profile: str | None = None,
               gateway: dict | None = None) -> "HermesSession":
         """The session of one agent; `gateway` holds the identity kwargs Hermes passed (user_id, chat_id, ...)."""
-        from .gateway import identify
+        from .gateway import OWNER_PLATFORMS, identify
 
         location = Location.resolve(hermes_home, profile)
         config = load_config(location)
-        identity = identify({**(gateway or {}), "platform": platform, "session_id": session_id}, config)
+        identity = identify({**(gateway or {}), "platform": platform, "session_id": session_id}, config,
+                            legacy_before=scope_rule_since(location) if platform not in OWNER_PLATFORMS else None)
         sess = cls(location, config, session_id=session_id, platform=platform, agent_context=agent_context,
                    identity=identity)
         if identity != OWNER_IDENTITY and session_id and sess.writes_allowed:
@@ -566,10 +567,41 @@ def identity_of_session(location: Location, config: Config, session_id: str, pla
         return identify({"platform": row.get("source"), "user_id": row.get("user_id"),
                          "chat_id": row.get("chat_id"), "chat_type": row.get("chat_type"),
                          "thread_id": row.get("thread_id"), "gateway_session_key": row.get("session_key"),
-                         "session_id": session_id}, config)
+                         "session_id": session_id}, config, legacy_before=scope_rule_since(location))
     if platform not in OWNER_PLATFORMS or os.environ.get("_HERMES_GATEWAY"):
-        return identify({"platform": platform or "gateway", "session_id": session_id}, config)
+        return identify({"platform": platform or "gateway", "session_id": session_id}, config,
+                        legacy_before=scope_rule_since(location))
     return OWNER_IDENTITY
+
+
+SCOPE_RULE_FILE = "scope-rule-since"
+
+
+def scope_rule_since(location: Location) -> int:
+    """When this root first mapped gateway ids with `automem.hermes.gateway.scope_part` (unix seconds, recorded by
+    the first process that needed it): what the old rule wrote under a scope string before then is still its id's;
+    what that string gets afterwards belongs to whoever owns the string now."""
+    path = location.automem_dir / SCOPE_RULE_FILE
+    try:
+        return int(path.read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        pass
+    now = int(time.time())
+    try:
+        from ..paths import ensure_private_dir
+
+        ensure_private_dir(location.automem_dir)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # the first process's time wins
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(str(now))
+    except FileExistsError:
+        try:
+            return int(path.read_text(encoding="ascii").strip())
+        except (OSError, ValueError):
+            return now
+    except OSError:
+        pass
+    return now
 
 
 def read_state_session(profile_home: Path, session_id: str) -> dict | None:

@@ -125,7 +125,7 @@ def test_a_never_ending_api_session_is_extracted_into_its_own_scope(gateway):
     gateway.chat("webui:alice", "alice-1", "and she is three years old")  # two turns: a window is due
     found = poll(lambda: [m for m in memories(gateway) if m.text == MOCHI], deadline_s=120,
                  what="Alice's memory extracted by the gateway's drainer")
-    assert [m.scope for m in found] == ["session:api_server:webui_alice"]
+    assert [m.scope for m in found] == ["session:api_server::webui%3Aalice"]
 
 
 def test_another_caller_never_sees_it_and_the_same_caller_does(gateway):
@@ -143,4 +143,4 @@ def test_a_callers_instruction_reaches_neither_other_callers_nor_the_owner(gatew
     assert "evil.example" not in agent_request_with(gateway, "ALICE-TURN-3")
     gateway.h.chat("OWNER-CLI-TURN: hello").check()  # the owner's own CLI session on the same root
     assert "evil.example" not in agent_request_with(gateway, "OWNER-CLI-TURN")
-    assert [m.scope for m in memories(gateway) if m.text == POISON] == ["session:api_server:webui_bob"]
+    assert [m.scope for m in memories(gateway) if m.text == POISON] == ["session:api_server::webui%3Abob"]
