@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from ..core.instructions import personal_fact, strip_keep_prefix, unquoted
+from ..core.instructions import unquoted
+from ..core.personal import personal_fact, strip_keep_prefix
 from .parse import Extraction, Item
 
 MAX_SENTENCE_CHARS = 160
