@@ -28,6 +28,14 @@ from .personal import personal_fact
 
 INSTRUCTION_WING = "instruction"
 PERSONA_WING = "user"
+BLOCK_WINGS = (INSTRUCTION_WING, PERSONA_WING)  # shown in every session's system block
+
+
+def _phrase_only(text: str):
+    from ..text import looks_like_injection
+    from .injection import WEIGHTS, Injection
+
+    return Injection(WEIGHTS["phrase"], ("phrase",)) if looks_like_injection(text) else Injection(0.0)
 
 
 # -- in the user's own words -----------------------------------------------------------------------------------
@@ -91,16 +99,18 @@ class Screening:
 def screen(text: str, wing: str, *, in_user_words: bool | None = None, explicit: bool = False) -> Screening:
     """The write path's check of one candidate (any source), in this order:
 
-    1. an injection-shaped order is refused, in any wing (`explicit`: the owner typed it on purpose with
-       `automem add` / `import`, which are not screened for it);
+    1. an injection-shaped order is refused: by the classifier in the wings the system block shows (instruction,
+       persona), by the phrase list (automem.text.looks_like_injection) in the others, where event records
+       (kanban tasks) quote URLs and commands as a matter of course (`explicit`: the owner typed it on purpose with
+       `automem add`, not screened for it);
     2. an instruction that states a personal fact about the user is refiled as persona;
     3. an instruction not in the user's own words (`in_user_words` False: `supported`) is refiled as persona of
        its profile, never shared (None: not known, e.g. the agent's tool or the CLI: kept).
     """
     if not explicit:
-        verdict = injection(text)
+        verdict = injection(text) if wing in BLOCK_WINGS else _phrase_only(text)
         if verdict.refused:
-            return Screening("refused", None, "reads as an injected order to the model (" +
+            return Screening("refused", None, "an injection-shaped order to the model (" +
                              ", ".join(verdict.features) + "); not stored", verdict.features)
     if wing != INSTRUCTION_WING:
         return Screening(wing, wing)

@@ -1,5 +1,7 @@
-"""Who may see what: a profile reads its own memories plus other profiles' memories in the shared wings; a person
-other than the owner reads only their own memories, plus the owner's instructions.
+"""Who may see what. The rule, in one sentence: the owner reads everything of the profile plus the shared wings of
+every profile (the owner's instructions); anyone else reads only their own (and their chat's) memories of the
+profile, plus the owner's instructions the owner confirmed for everyone (audience "everyone", `automem share`).
+The owner's persona, events and unconfirmed instructions never reach anyone else.
 
 Plain functions that build Chroma `where` filters (and check one record against them); forgotten and superseded
 memories are never visible.
@@ -22,7 +24,8 @@ def _or(clauses: list[dict]) -> dict:
 
 
 OWNER = ""  # the owner's scope (see automem.core.memory)
-INHERITED_WING = "instruction"  # the owner's memories everyone else may read: standing instructions only
+INHERITED_WING = "instruction"  # the owner's memories everyone else may read: standing instructions only...
+EVERYONE = "everyone"  # ...and of those only the ones confirmed for everyone (automem.core.memory.AUDIENCE_EVERYONE)
 
 
 def _in(key: str, values: Sequence[str]) -> dict:
@@ -71,7 +74,9 @@ def visible_where(profile: str | None, shared_wings: Iterable[str], wing: str | 
 
     The reader is a profile and the scopes it speaks for. The owner (scopes == ("",)) reads the profile's own
     memories plus the shared wings of every profile, as always. Anyone else reads their own scopes' memories of
-    this profile, plus (with `inherit`) the owner's instructions: the only memory that crosses people.
+    this profile, plus (with `inherit`) the owner's instructions confirmed for everyone: the only memory that
+    crosses people. (The owner in a group chat reads as the owner plus the chat: the owner's instructions of every
+    profile, confirmed or not.)
     profile=None means every profile, scopes=None every scope (the CLI's admin views and kanban recall).
     A writer deciding duplicate / update passes its one scope and inherit=False: decisions never cross people.
     """
@@ -93,7 +98,8 @@ def visible_where(profile: str | None, shared_wings: Iterable[str], wing: str | 
     else:
         own = _and([_scopes_clause(scopes), {"profile": profile} if profile is not None else {}])
         if inherit and (wanted is None or INHERITED_WING in wanted):
-            owners = _and([{"scope": OWNER}, {"wing": INHERITED_WING},
+            confirmed = {} if OWNER in scopes else {"audience": EVERYONE}  # absent (older stores) never matches
+            owners = _and([{"scope": OWNER}, {"wing": INHERITED_WING}, confirmed,
                            _profile_clause(profile, shared, [INHERITED_WING]) if profile is not None else {}])
             clauses.append(_or([own, owners]))
         else:

@@ -20,8 +20,9 @@ from typing import Callable, Sequence
 from .dedup import Neighbour, Question, Thresholds, Verdict, decide, settle
 from ..log import log_event
 from .memory import OWNER, WINGS, Memory, memory_id
+from .instructions import screen
 from .visibility import is_visible
-from ..text import looks_like_injection, redact_secrets, scrub_surrogates, validate
+from ..text import redact_secrets, scrub_surrogates, validate
 
 # A judge settles the pairs the rules cannot, in one batched call: (candidate, existing, wing) -> "duplicate" |
 # "update" | "new" for each.
@@ -34,7 +35,7 @@ AUTOMATIC_ROOMS = frozenset({"auto-extract", "kanban", "builtin-mirror"})
 # (two tasks with similar summaries are two tasks; an extracted fact must not supersede a board record).
 EVENT_ROOMS = frozenset({"kanban"})
 # What the owner typed on purpose (`automem add`, `automem import`). Everything else came through a conversation,
-# so text in it that orders the model to drop its instructions is not stored.
+# so injection-shaped text in it is not stored (automem.core.instructions.screen).
 EXPLICIT_ROOMS = frozenset({"cli", "import"})
 # Memories of this wing are events: never superseded by another event (see automem.core.dedup).
 EVENT_WING = "episodic"
@@ -59,6 +60,12 @@ class Candidate:
     job: str = ""
     extra: dict = field(default_factory=dict)
     id: str = ""  # an event record's own deterministic id (EVENT_ROOMS); empty: derived from the text
+    # Whether the text is the user's own words (automem.core.instructions.supported): True, False (an assistant
+    # turn, tool output, quoted text), or None when not known. An instruction that is not is never shared.
+    in_user_words: bool | None = None
+    # The writer's scope per wing (automem.core.identity.Identity.writes): where a candidate refiled to another wing
+    # goes (a group member's personal fact goes to their own scope, not the chat's). None: `scope` for every wing.
+    writes: dict | None = None
 
 
 @dataclass
@@ -92,6 +99,14 @@ class _Planned:
     asked: tuple = ()  # the neighbours the judge compared it with
 
 
+def refiled(cand: Candidate, wing: str) -> Candidate:
+    """`cand` in another wing (automem.core.instructions.screen's answer), in the writer's scope for that wing."""
+    from dataclasses import replace
+
+    scope = cand.writes.get(wing, cand.scope) if cand.writes else cand.scope
+    return replace(cand, wing=wing, scope=scope)
+
+
 def writable_by(earlier: Candidate, cand: Candidate, config) -> bool:
     """Whether `cand` may be decided against an earlier candidate of its batch: only what a write in its own
     profile and scope may touch (the store's rule, automem.core.visibility), so a batch of several profiles or
@@ -115,10 +130,16 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
     now = int(now if now is not None else time.time())
     decisions: list[Decision | None] = [None] * len(candidates)
     valid: list[tuple[int, Candidate, str]] = []
+    notes: dict[int, str] = {}  # why a candidate was refiled, put before its decision's reason
     for i, cand in enumerate(candidates):
         norm, reason = validate(cand.text)
-        if norm is not None and cand.room not in EXPLICIT_ROOMS and looks_like_injection(norm):
-            norm, reason = None, "reads as an order to the model to drop its instructions (prompt injection)"
+        if norm is not None and cand.wing in WINGS:
+            checked = screen(norm, cand.wing, in_user_words=cand.in_user_words, explicit=cand.room in EXPLICIT_ROOMS)
+            if checked.wing is None:
+                norm, reason = None, checked.reason
+            elif checked.wing != cand.wing:
+                cand = refiled(cand, checked.wing)
+                notes[i] = checked.reason
         if norm is None or cand.wing not in WINGS:
             reason = reason or f"unknown wing {cand.wing!r} (wings: {', '.join(WINGS)})"
             # What is echoed back (to the CLI, the agent) has its secrets redacted; the log keeps only a hash.
@@ -146,6 +167,8 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
                     _recheck(store, plans, thresholds)
                 applied = _apply_all(store, plans, now)
         for (i, _, _), decision in zip(valid, applied):
+            if i in notes:
+                decision.reason = f"{notes[i]}; {decision.reason}"
             decisions[i] = decision
 
     out = [d for d in decisions if d is not None]

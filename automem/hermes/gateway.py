@@ -93,8 +93,8 @@ def identify(kwargs: Mapping[str, Any], config, legacy_before: int | None = None
     """The identity of an agent from `initialize`'s kwargs (platform, user_id, chat_id, ...).
 
     - CLI-like platforms (cli, tui), kanban workers and `user_scope: owner`: the owner.
-    - A gateway user listed in `owner_ids`, in a session of their own: the owner (in a group, what concerns the
-      chat still goes to the chat).
+    - A gateway user listed in `owner_ids`, in a session of their own: the owner (in a group, events and
+      instructions go to the chat: nothing learned in a group becomes a shared instruction).
     - Anyone else in a direct chat: their own scope, for every wing.
     - A member of a group with a session of their own: their persona is theirs; events and instructions concern
       the chat and go to the chat's scope; they read both.
@@ -139,11 +139,12 @@ def identify(kwargs: Mapping[str, Any], config, legacy_before: int | None = None
         if not per_user:  # everyone who speaks here shares the session: nobody's persona, nobody's trust
             return Identity((chat_scope,) + chat_legacy, _all(chat_scope), False,
                             f"a shared {chat_type or 'group'} session")
-        writes = {"user": OWNER if owner else person, "episodic": chat_scope,
-                  "instruction": OWNER if owner else chat_scope}
+        # Instructions learned in a group are the chat's, whoever speaks: the owner's session there reads the
+        # members' lines too, and what it saves must never become an instruction every profile shares.
+        writes = {"user": OWNER if owner else person, "episodic": chat_scope, "instruction": chat_scope}
         reads = ((OWNER,) if owner else (person,) + _legacy_reads(person, old_person, legacy_before)) + \
             (chat_scope,) + chat_legacy
-        return Identity(reads, writes, owner, f"{'the owner' if owner else 'a member'} in a {chat_type or 'group'}")
+        return Identity(reads, writes, False, f"{'the owner' if owner else 'a member'} in a {chat_type or 'group'}")
     if owner:
         return Identity(why=f"the owner on {platform}")
     return Identity((person,) + _legacy_reads(person, old_person, legacy_before), _all(person), False,
