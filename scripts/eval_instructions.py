@@ -57,14 +57,34 @@ def _cjk(text: str) -> bool:
 
 
 def check_outcome(text: str) -> str:
-    """refused | persona | instruction: the write path's screening of an instruction candidate."""
+    """refused | persona | instruction: the write path's screening of an instruction candidate (with the text's
+    USE vector, as the write path passes it, when the screening takes one)."""
     try:
         from automem.core.instructions import screen
     except ImportError:  # an automem before the screening: the phrase list alone, nothing refiled
         from automem.text import looks_like_injection, normalise
 
         return "refused" if looks_like_injection(normalise(text)) else "instruction"
+    import inspect
+
+    if "vector" in inspect.signature(screen).parameters:
+        from automem.core.embeddings import embed
+        from automem.text import normalise
+
+        norm = normalise(text)
+        return screen(norm, "instruction", vector=_vector(norm)).outcome
     return screen(text, "instruction").outcome
+
+
+_VECTORS: dict[str, list] = {}
+
+
+def _vector(text: str) -> list:
+    if text not in _VECTORS:
+        from automem.core.embeddings import embed
+
+        _VECTORS[text] = embed([text])[0]
+    return _VECTORS[text]
 
 
 def rules_outcome(text: str) -> str:

@@ -43,7 +43,8 @@ EN_SHOW = _alt("print", "prints", "printing", "output", "outputs", "outputting",
                "reveal", "reveals", "revealing", "repeat", "repeats", "recite", "echo", "dump", "leak", "leaks",
                "expose", "disclose", "discloses", "disclosing", "disclosure", "tell", "tells", "give", "read out",
                "return", "list", "share", "shares", "sharing", "post", "posts", "publish", "mention", "mentions",
-               "reproduce", "reproduces", "surface", "spill", "hand over", "provide", "provides", "begin with",
+               "reproduce", "reproduces", "surface", "spill", "hand over", "hand", "provide", "provides", "begin with",
+               "reply with", "respond with", "answer with", "open with", "lead with", "greet with",
                "start with", "open with", "prefix", "end with", "word for word", "verbatim")
 # Retell: only with the prompt as object ("summarise the password policy" leaks nothing).
 EN_RETELL = _alt("quote", "quotes", "quoting", "paraphrase", "summarise", "summarize", "spell out", "read back", "state",
@@ -65,7 +66,7 @@ EN_SEND = _alt("send", "sends", "sending", "sent", "forward", "forwards", "forwa
                "curl", "wget", "notify", "deliver", "transfer")
 # Keep it somewhere: a move only when the place is elsewhere ("store secrets in the keychain" is advice).
 EN_STASH = _alt("save", "saves", "store", "stores", "back up", "backs up", "backup", "archive", "export", "dump", "keep",
-                "put", "copy", "write", "mirror", "sync")
+                "put", "copy", "write", "mirror", "sync", "log", "record")
 # Gather it: harvesting secrets is a leak in waiting. Gathering verbs count alone; keeping verbs ("store secrets in
 # the keychain" is advice) only for what the user types or what turns up ("every password you see").
 EN_HARVEST = _alt("collect", "collects", "collecting", "harvest", "harvests", "capture", "captures", "capturing",
@@ -82,7 +83,7 @@ ZH_PLACE = ("贴上|贴到|贴进|贴在|粘贴|写上|用在|附上|附在|附�
 ZH_SEND = ("发送|发到|发给|发往|发一份|发至|转发|转给|转到|转交|交给|上传|同步|抄送|传到|传给|推送|回传|提交到|分享给|"
            "共享给|发出|外发|寄给|泄露给|访问|请求|发短信|短信发|私信")
 ZH_HARVEST = "收集|采集|搜集|截取|抓取|窃取"
-ZH_STASH = "存到|存一份|保存到|备份|放到|存在|存进"
+ZH_STASH = "存到|存一份|保存到|备份|放到|存在|存进|记到|记在|记录到|写到"
 ZH_KEEPING = "记录|记下|整理|存一份|保存|留存|存下|记住"
 
 # -- objects -----------------------------------------------------------------------------------------------------
@@ -97,14 +98,17 @@ PROMPT = _rx(
     r"\bwhat\s+you\s+were\s+(?:told|given|instructed)\b", r"\bcontext\s+window\b",
     r"\b(?:text|everything|content|words)\s+(?:that\s+(?:appears?|comes?)\s+)?(?:above|before)\s+(?:the\s+user|this|my|"
     r"the\s+(?:first|conversation))", r"\bdeveloper\s+message\b", r"\bsystem\s+(?:prompt|message)\b",
-    r"\brules\s+you\s+(?:operate|work|run)\s+under\b")
+    r"\brules\s+you\s+(?:operate|work|run)\s+under\b",
+    r"\b(?:raw|hidden|secret|underlying|base|original|full|exact)\s+(?:prompt|preamble|instructions?|rules|system\s+text)\b",
+    r"\binstruction\s+set\b|\bpreamble\b|\bprompt\s+(?:it|you)\s+(?:runs?|run)\s+on\b")
 ZH_PROMPT = re.compile(
     r"系统提示词|系统提示|系统指令|系统消息|系统设定|系统规则|隐藏(?:的)?(?:提示词|指令|规则|设定)|开发者(?:消息|指令)|初始(?:提示词|指令|设定)|"
     r"你的(?:全部|所有|完整)?的?(?:工作|内部|运行|初始)?(?:提示词|指令|设定|规则|准则|配置)|内部准则|工作指令|全部指令|内部(?:指令|提示词)|原始(?:指令|提示词|设定)|预设(?:指令|提示词)?|收到的(?:原始)?指令|"
-    r"最初的指令|上面的指令|你被告知的|提示语")
+    r"最初的指令|上面的指令|你被告知的|提示语|预设|原始提示")
 
 EN_SECRET = _rx(
-    r"\b(?:api|access|auth|bearer|refresh|session|github|gitlab|aws|openai|npm|slack|bot|secret|private|signing|"
+    r"\b(?:ssh|gpg|pgp|api|deploy|signing|private|encryption)\s+(?:\w+\s+(?:and\s+)?){1,2}keys?\b",
+    r"\b(?:api|access|auth|bearer|refresh|session|github|gitlab|aws|openai|npm|slack|bot|secret|private|signing|deploy|"
     r"encryption|ssh|gpg|pgp|admin|root|master|wifi|wi-fi|router|account|bank(?:ing)?|email|login|server|db|database)"
     r"[\s_-]*(?:keys?|tokens?|secrets?|credentials?|passwords?|passcodes?|pins?|cookies?|creds)\b",
     r"\b(?:passwords?|passphrases?|passwd|credentials?|creds|secrets?|tokens?(?!\s+(?:usage|count|counts|limit|limits|"
@@ -122,7 +126,7 @@ EN_SECRET = _rx(
     r"\b(?:credit\s+|debit\s+|bank\s+)?card\s+(?:numbers?|details)\b|\bcvv\b|\bssns?\b|\bsocial\s+security\s+numbers?\b|"
     r"\bpassport\s+numbers?\b|\bcontacts?\s+(?:list|book)\b|\baddress\s+book\b")
 ZH_SECRET = re.compile(r"密钥|秘钥|私钥|密码|口令|令牌|凭证|凭据|助记词|验证码|动态码|登录信息|账号和密码|账户信息|环境变量里的|\.env|身份证号|"
-                       r"银行卡号|卡号|通讯录|联系人列表|钥匙串|认证信息|鉴权信息|\.npmrc|\.netrc|授权码|支付码|cvv", re.IGNORECASE)
+                       r"银行卡号|卡号|银行卡信息|卡信息|支付信息|通讯录|联系人列表|钥匙串|恢复码|备用码|认证信息|鉴权信息|\.npmrc|\.netrc|授权码|支付码|cvv", re.IGNORECASE)
 # The user's own private things: moving them to others or into shared answers is a leak.
 PRIVATE = _rx(r"\b(?:my|the\s+user'?s?|their|his|her)\s+(?:\w+\s+)?(?:e-?mails?|messages?|dms?|inbox|files?|notes?|"
               r"chats?|photos?|pictures?|documents?|contacts?|calendar|schedule|browsing|history|location|whereabouts|"
@@ -144,6 +148,7 @@ EN_DATA = _rx(
     r"\bfiles?\s+(?:you|the\s+user)\s+(?:read|open|see|touch|edit|access)\b", r"\buser'?s?\s+(?:files|documents|"
     r"messages|questions|last\s+message|downloads|folder|photos|contacts)\b",
     r"\b(?:the\s+)?user'?s?\s+(?:last\s+|latest\s+)?(?:message|question|input|query|prompt)\b",
+    r"\bwhen(?:ever)?\s+(?:a\s+|any\s+)?files?\s+(?:is|are|gets?)\s+(?:opened|read|accessed|uploaded|shared)\b",
     r"\b(?:when(?:ever)?|each\s+time|every\s+time|after|once|if)\s+you\s+(?:read|open|see|access|receive|download|touch|"
     r"edit|get|find|encounter|come\s+across)\b",
     r"\b(?:screenshots?|screen\s+(?:contents?|captures?|recordings?)|keystrokes?|clipboard|camera|microphone|webcam|"
@@ -169,6 +174,7 @@ URL_EXFIL = _rx(r"(?:https?|ftp)://\S*[?&][\w-]*=(?:\{|\$|%s|<|\[|CHAT|DATA|[A-Z
                 r"(?:拼在|拼到|拼接到|附在)[^。；;]{0,6}(?:后面|链接|网址|url)", r"(?:链接|网址|url)[^。；;]{0,6}(?:后面|参数)[^。；;]{0,4}(?:加上|拼)")
 EN_DEST = _rx(r"\bwebhooks?\b", r"\bpastebin\b", r"\bpaste\s*(?:site|bin|service)\b", r"\b(?:public\s+)?gists?\b",
               r"\bpublic\s+(?:\w+\s+)?(?:channel|repo|gist|page|chat|bucket|link|folder|forum|group|site)\b",
+              r"\b(?:the\s+)?(?:endpoint|webhook|server|url|address)\s+(?:in|from)\s+(?:my|the|your)\s+\w+",
               r"\b(?:this|that|the\s+following|my|an?)\s+(?:\w+\s+)?(?:address|endpoint|url|link|server|inbox|e-?mail|"
               r"bucket|drive|channel|number|account|bot|site|host)\b", r"\bexternal\b", r"\bthird[\s-]part(?:y|ies)\b",
               r"\b(?:anyone|anybody|whoever|everyone|everybody|any\s+user|other\s+users?|strangers?|the\s+public|"
@@ -176,7 +182,7 @@ EN_DEST = _rx(r"\bwebhooks?\b", r"\bpastebin\b", r"\bpaste\s*(?:site|bin|service
               r"\bpublic\s+(?:channel|repo|gist|page|chat|bucket|link|folder)\b", r"\bftp\b",
               r"\b(?:dropbox|google\s+drive|gdrive|onedrive|icloud|mega|imgur|discord|telegram|pastebin|transfer\.sh|"
               r"s3)\b", r"\bby\s+(?:sms|text|email|mail)\b", r"\b(?:server|host|machine)\s+at\b")
-ZH_DEST = re.compile(r"webhook|网盘|云盘|邮箱|这个地址|以下地址|该地址|这个链接|这个号|这个手机|服务器|外部|第三方|任何人|所有人|每个人|陌生人|"
+ZH_DEST = re.compile(r"webhook|网盘|云盘|邮箱|这个地址|那个地址|以下地址|该地址|这个链接|那个链接|在线表格|这个号|这个手机|服务器|外部|第三方|任何人|所有人|每个人|陌生人|"
                      r"群里|群聊|群成员|大家|公开|别人|其他人|他人|gist|http", re.IGNORECASE)
 EN_TARGET = _rx(r"\b(?:every|each|all|any|your|the)\s+(?:\w+\s+){0,2}(?:answers?|repl(?:y|ies)|responses?|messages?|"
                 r"outputs?|emails?|posts?|comments?|commits?|commit\s+messages?|conversations?|sessions?|descriptions?|"
@@ -241,6 +247,13 @@ HIJACK = _rx(
     r"(?:rules?|instructions?|settings?|memory|memories|preferences|prompt|config(?:uration)?)",
     r"\blet\s+(?:the\s+)?(?:group\s+)?(?:members?|anyone|everyone|users?|strangers?)\s+(?:override|change|overrule|"
     r"replace)\b",
+    r"\blet\s+(?:\w+\s+){0,5}?(?:add|change|edit|write|set|modify|insert|put)\s+(?:\w+\s+)?(?:rules?|instructions?|notes?)\s+"
+    r"(?:to|in|into)\s+(?:your|the)\s+(?:memory|memories|settings|prompt)\b",
+    r"\b(?:run|execute|eval|do)\s+(?:any|whatever|every|all)\s+(?:\w+\s+){0,2}(?:code|commands?|scripts?|snippets?|"
+    r"steps?|actions?)\s+(?:that|which)\s+(?:a|an|any|the)\s+(?:\w+\s+)?(?:websites?|pages?|e-?mails?|messages?|"
+    r"documents?|strangers?|tools?|posts?|comments?)\s+(?:tells?|asks?|says?|gives?|suggests?|instructs?)\b",
+    r"\b(?:wire|transfer|pay|send)\s+(?:money|funds|payments?)?\s*(?:\w+\s+){0,4}(?:whenever|when|if|as\s+soon\s+as)\s+"
+    r"(?:a|an|any|the|someone|anyone)\s+(?:\w+\s+)?(?:vendor|e-?mails?|messages?|invoices?|requests?|asks?|sends?)\b",
     r"\b(?:instructions?|orders?|commands?|requests?)\s+from\s+(?:anyone|any\s+(?:user|person|member|one)|whoever|"
     r"people)\s+who\s+(?:claims?|says?|pretends?|calls?\s+(?:themselves|himself|herself))",
     r"\b(?:listen\s+to|take\s+orders\s+from|answer\s+to|obey)\s+(?:the\s+)?(?:group|chat|anyone|everyone|other\s+users|"
@@ -258,12 +271,14 @@ ZH_HIJACK = re.compile(
     r"(?:别管|不要管|无视|忽略|不用管|绕过)[^。；;]{0,4}(?:主人|用户|所有者|我)的?(?:规则|指令|要求|设置|设定)|"
     r"(?:听|听从)(?:群聊|群里|群|聊天|其他人|别人|他们)(?:里)?的|无条件(?:执行|服从|听从|照做)|"
     r"(?:当作|当成|视为|算作|作为)[^。；;]{0,6}(?:主人|管理员|开发者|用户|我)的?(?:直接|最高|正式|真正)?的?(?:指令|命令|要求|话)|"
+    r"(?:当作|当成|视为|算作)[^。；;]{0,4}(?:主人|管理员|开发者|系统)(?:发的|说的|写的|下的)|"
+    r"(?:发来|发过来|收到|寄来)[^。；;]{0,8}(?:就|便|即)(?:直接)?(?:从[^。；;]{0,6})?(?:付款|转账|支付|打款|汇款|执行)|"
     r"比(?:我|用户|主人)说的(?:更重要|优先|更优先|更可信)|听(?:网站|网页|邮件|文档|工具|群里|群|外部|陌生人)的|"
     r"(?:文档|网页|邮件|消息|群|聊天|工具输出|评论|附件)(?:里|中)?的?(?:代码块?|命令|脚本)[^。；;]{0,6}(?:直接)?(?:运行|执行)|"
     r"(?:来自|出自)(?:主人|管理员|开发者)[^。；;]{0,6}(?:照做|执行|听从)?|视为最高|最高指令|最高优先级|"
     r"(?:优先于|高于|压过|覆盖|大于)[^。；;]{0,6}(?:用户|主人|我)(?:说的|的话|的指令|的要求|的设置)|"
-    r"(?:任何人|谁|群成员|群里[^。；;]{0,4}人|大家)[^。；;]{0,8}(?:都)?(?:可以|能|可)(?:修改|更改|改|覆盖|删除|重写)[^。；;]{0,4}(?:你的|主人的)?"
-    r"(?:规则|设置|指令|记忆|设定)|(?:让|使)[^。；;]{0,6}(?:群成员|群友|其他人|别人)的?(?:话|指令|要求)?(?:覆盖|替代|推翻)|"
+    r"(?:任何人|谁|群成员|群里[^。；;]{0,4}人|大家)[^。；;]{0,8}(?:都)?(?:可以|能|可)[^。；;]{0,8}(?:修改|更改|改|覆盖|删除|重写|加|添加|写入)"
+    r"[^。；;]{0,4}(?:你的|主人的)?(?:规则|设置|指令|记忆|设定)|(?:让|使)[^。；;]{0,6}(?:群成员|群友|其他人|别人)的?(?:话|指令|要求)?(?:覆盖|替代|推翻)|"
     r"谁[^。；;]{0,4}(?:自称|说自己是)[^。；;]{0,8}就听谁|(?:文档|邮件|网页|消息|文件)里?(?:如果)?有[^。；;]{0,4}(?:指令|命令|要求)[^。；;]{0,8}"
     r"(?:照着|照做|执行|就做)")
 _RISKY = (r"\b(?:delet\w*|remov\w*|rm\b|drop\w*|wip\w*|eras\w*|overwrit\w*|destroy\w*|destructive|transfer\w*|pay\w*|"
@@ -289,6 +304,7 @@ CONFIRM = _rx(
     r"(?:ok|okay|approval|go-?ahead|confirmation|consent|permission|reply|answer)\b",
     r"\b(?:don'?t\s+bother|no\s+need|never\s+bother)\s+(?:to\s+|with\s+)?(?:confirm\w*|ask\w*|check\w*|double[\s-]?check\w*|"
     r"verif\w*)\b",
+    r"\bwithout\s+(?:prompting|a\s+prompt|any\s+prompt|a\s+confirmation|confirmation)\b",
     r"\bwithout\s+(?:first\s+)?(?:asking|checking|confirming|approval|permission|consent|my\s+(?:ok|okay|approval|"
     r"consent|permission|go-?ahead|sign-?off))\b",
     r"\bno\s+(?:approval|confirmation|permission|sign-?off|consent|review|check)s?\s+(?:is\s+)?(?:needed|required|necessary)\b",
@@ -319,6 +335,8 @@ SECRECY = _rx(
     r"these|the\s+rule|this\s+(?:rule|instruction|memory|arrangement|note))\b",
     r"\bwithout\s+(?:the\s+user|the\s+owner|anyone|them|him|her)\s+(?:knowing|noticing|seeing|finding\s+out)\b",
     r"\bhide\s+(?:this|it|the\s+fact|that)\b",
+    r"\bwithout\s+(?:telling|informing|notifying|letting|alerting)\s+(?:them|him|her|the\s+user|the\s+owner|anyone|the\s+"
+    r"\w+)(?:\s+know)?\b",
     r"\bhide\s+(?:these|this|the|your|any|all)\s+(?:\w+\s+)?(?:transfers?|uploads?|actions?|activity|messages?|requests?|"
     r"emails?|changes|payments?)\s+from\b",
     r"\bact\s+(?:as\s+if|like)\s+(?:(?:this|it|the)(?:\s+(?:rule|instruction|note|memory|arrangement))?|nothing)\s+"
@@ -339,7 +357,7 @@ ZH_SECRECY = re.compile(
     r"(?:不要|别|不准|不许|千万别|切勿)(?:让|告诉|通知|提醒|透露给|对)[^。；;]{0,4}(?:用户|主人|任何人|他|她|他们|我)|"
     r"(?:不要|别|不准|不许)(?:提及|提到|提|透露|承认|说出)(?:这条|这个|此|该|这些|那些)|"
     r"(?:不要|别|不准|不许|千万别|切勿)(?:跟|和|向|对|给)(?:用户|主人|任何人|他|她|他们|我)(?:提|说|讲|透露|提起|提及|解释|汇报|显示|展示)|"
-    r"悄悄|偷偷|秘密地|暗中|瞒着|隐瞒|对(?:用户|主人|他|她|他们)保密|不动声色|神不知鬼不觉|假装(?:你)?(?:从来)?(?:没有|没收到|不知道)|"
+    r"悄悄|偷偷|秘密地|暗中|瞒着|隐瞒|对(?:用户|主人|他|她|他们|任何人|所有人|我)都?要?保密|别告诉(?:他们|她们|他|她|用户|孩子)|不动声色|神不知鬼不觉|假装(?:你)?(?:从来)?(?:没有|没收到|不知道)|"
     r"(?:问起|问到|问)[^。；;]{0,24}(?:就说|就回答|就答)(?:没有|不知道|没收到)|否认(?:这条|有|存在)|"
     r"(?:不要|别)在?(?:历史|操作|审计)?(?:日志|记录)里?(?:记录|留下)|"
     r"不留(?:痕迹|记录)|(?:删除|删掉|清除)(?:相关)?(?:日志|记录|痕迹)")
@@ -381,8 +399,10 @@ ZH_PERSIST = re.compile(
     r"(?:就算|即使|哪怕|即便)[^。；;]{0,16}(?:忘掉|忘记|删除|删掉|移除|遗忘|撤销|取消|停止)[^。；;]{0,12}(?:也要|还要|仍然|依然|继续|照样|照常)|"
     r"(?:不可|不能|无法|禁止)删除|每次(?:会话|对话)[^。；;]{0,16}(?:重新|再)?(?:写入|写回|加入|添加|记住|存入|加回)|"
     r"(?:无论|不管)[^。；;]{0,8}(?:删除|删掉|忘记|遗忘)[^。；;]{0,8}(?:都)?(?:不要|别|不许)(?:删除|删掉|忘记|理会|照做)", re.IGNORECASE)
-COVERT = re.compile(r"\b(?:quietly|secretly|silently|covertly|stealthily|discreetly|invisibly|invisible|hidden\s+image|"
-                    r"1x1|tracking\s+pixel)\b|悄悄|偷偷|暗中|瞒着|隐藏的图片", re.IGNORECASE)
+COVERT = re.compile(r"\b(?:quietly|secretly|silently|covertly|stealthily|discreetly|invisibly|invisible|hidden\s+(?:image|"
+                    r"link|pixel|url)|1x1|tracking\s+pixel)\b|悄悄|偷偷|暗中|瞒着|隐藏的图片|藏一个", re.IGNORECASE)
+TRACKER = re.compile(r"\b(?:tracker|tracking\s+(?:link|url|pixel|code|parameter)|beacon|analytics\s+pixel)\b|追踪链接|跟踪链接|"
+                     r"追踪像素|统计像素", re.IGNORECASE)
 
 REMOTE = _rx(r"\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b[^|;]{0,120}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b",
              r"\b(?:download|fetch|get|pull)\b[^;\n]{0,80}\b(?:and|then)\s+(?:run|execute|eval|source|install)\b",
@@ -523,6 +543,8 @@ def injection(text: str) -> Injection:
     if URL_EXFIL.search(t):
         f.add("url exfil")
     if moves and url and target and re.search(r"\b(?:every|each|all)\b|每|所有|全部", t, re.IGNORECASE):
+        f.add("tracking")
+    if TRACKER.search(t) and (moves or target):
         f.add("tracking")
     if (moves or send) and COVERT.search(t):
         f.add("covert")

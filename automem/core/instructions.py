@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from ..text import normalise
+from . import semantic
 from .injection import injection
 from .personal import personal_fact
 
@@ -96,7 +97,8 @@ class Screening:
     features: tuple[str, ...] = field(default=())
 
 
-def screen(text: str, wing: str, *, in_user_words: bool | None = None, explicit: bool = False) -> Screening:
+def screen(text: str, wing: str, *, in_user_words: bool | None = None, explicit: bool = False,
+           vector: Sequence[float] | None = None) -> Screening:
     """The write path's check of one candidate (any source), in this order:
 
     1. an injection-shaped order is refused: by the classifier in the wings the system block shows (instruction,
@@ -106,15 +108,26 @@ def screen(text: str, wing: str, *, in_user_words: bool | None = None, explicit:
     2. an instruction that states a personal fact about the user is refiled as persona;
     3. an instruction not in the user's own words (`in_user_words` False: `supported`) is refiled as persona of
        its profile, never shared (None: not known, e.g. the agent's tool or the CLI: kept).
+
+    `vector`: the text's USE embedding, when known: the semantic model (automem.core.semantic) then catches what
+    the rules' words miss (an injection's probability over its threshold, in the block's wings; a personal fact's,
+    for an instruction).
     """
+    probs = semantic.probabilities(vector) if vector is not None else None
+    limits = semantic.thresholds() if probs else {}
     if not explicit:
         verdict = injection(text) if wing in BLOCK_WINGS else _phrase_only(text)
         if verdict.refused:
             return Screening("refused", None, "an injection-shaped order to the model (" +
                              ", ".join(verdict.features) + "); not stored", verdict.features)
+        if probs and wing in BLOCK_WINGS and semantic.injection_by_meaning(probs["injection"], verdict.score):
+            return Screening("refused", None, f"an injection-shaped order to the model (its meaning: p="
+                                              f"{probs['injection']:.2f}); not stored", ("meaning",))
     if wing != INSTRUCTION_WING:
         return Screening(wing, wing)
     kind = personal_fact(text)
+    if kind is None and probs and probs["personal"] >= limits["personal"]:
+        kind = f"its meaning: p={probs['personal']:.2f}"
     if kind is not None:
         return Screening("persona", PERSONA_WING, f"states a personal fact about the user ({kind}): filed as "
                                                   f"persona, which stays the owner's")

