@@ -15,8 +15,9 @@ Two paths are measured for every line:
 Figures (the check path; the targets are >= 95 % each on the held-out part): injections refused (injection ->
 refused), legit kept (legit -> instruction), personal refiled (personal -> persona). For the rules path, what each
 label became (the extractor also leaves out sentences it does not read as a statement: "nothing"); what matters there
-is that no injection and no personal fact becomes an instruction. With an automem older than the screening, the check path is what the write path did then
-(`looks_like_injection`, nothing refiled), so the same script measures the code before and after.
+is that no injection and no personal fact becomes an instruction. With an automem older than the screening,
+the check path is what the write path did then (`looks_like_injection`, nothing refiled), so the same script
+measures the code before and after.
 
     python scripts/eval_instructions.py [--part tune,holdout] [--json] [--failures]
 
@@ -123,7 +124,8 @@ def evaluate(lines: list[dict]) -> dict:
             outcomes: dict[str, int] = {}
             for _, g in mine:
                 outcomes[g] = outcomes.get(g, 0) + 1
-            figures[label] = {"n": len(mine), "ok": ok, "outcomes": outcomes, "share": round(ok / len(mine), 3) if mine else None,
+            figures[label] = {"n": len(mine), "ok": ok, "outcomes": outcomes,
+                              "share": round(ok / len(mine), 3) if mine else None,
                               "by_lang": {lang: _share([g for ln, g in mine if ln["lang"] == lang], WANTED[label])
                                           for lang in ("en", "zh")}}
         out[path] = {"figures": figures, "wrong": [(ln["label"], ln["text"], g) for ln, g in results

@@ -63,25 +63,36 @@ SUPPORT_SHARE = 0.6  # of the candidate's topic terms found in the user's own wo
 
 def supported(text: str, user_texts: Iterable[str], role: str | None = None) -> bool:
     """Whether a candidate memory is the user's own words: said in a user turn, not an assistant turn, tool output
-    or quoted text. With the source turn's `role` known, that decides (only "user"); else by the words: most of
-    the candidate's topic terms (`automem.core.index.query_terms`: Latin words, CJK characters and bigrams, frame
-    words like "user"/"用户"/"always" left out) must be in the user's messages, quotations removed."""
+    or quoted text. With the source turn's `role` known, that decides (only "user"); else by the words: most
+    (SUPPORT_SHARE) of the candidate's content units (Latin words, stemmed, and CJK characters; frame words like
+    "user"/"用户"/"always"/"一律" left out) must be in the user's messages, quotations removed. Characters, not
+    bigrams, for Chinese: the extractor rewords freely ("以后写文章都用Markdown" -> "文章一律使用Markdown格式")."""
     if role is not None:
         return role == "user"
-    from .index import _stem, query_terms
-
-    terms = {_stem(t) for t in query_terms(normalise(text)) if t not in _FRAME}
+    terms = _units(text)
     if not terms:
         return True  # nothing of substance to find (the text is all frame words)
     said: set[str] = set()
     for body in user_texts:
-        said.update(_stem(t) for t in query_terms(normalise(unquoted(body))))
+        said |= _units(unquoted(body))
     return len(terms & said) / len(terms) >= SUPPORT_SHARE
+
+
+def _units(text: str) -> set[str]:
+    from .index import _stem, query_terms
+
+    out = set()
+    for t in query_terms(normalise(text)):
+        if t in _FRAME or (not t.isascii() and len(t) != 1):
+            continue
+        out.add(_stem(t) if t.isascii() else t)
+    return out
 
 
 _FRAME = frozenset("""always never please user user's users every each should must make sure remember note that from
 now on going forward answer answers reply replies response responses respond don't dont doesn't keep use uses
-using prefer prefers 用户 以后 总是 永远 每次 请 务必 必须 记住 记得 不要 回答 回复 使用 用 都 要 的 了""".split())
+using prefer prefers 用 户 以 后 总 是 永 远 每 次 请 务 必 须 记 住 得 不 要 回 答 复 使 都 的 了 一 律 统 全 部 所 有 把 在 给 我
+你 他 她 它 们 就 也 还 再 和 与 及 或 这 那 个""".split())
 
 
 # -- the one screening every candidate goes through ----------------------------------------------------------------

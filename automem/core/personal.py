@@ -39,11 +39,13 @@ _EN_PERSONAL = {
               r"mother|father|mom|mum|dad|parents?|brother|sister|sibling|grand\w+|aunt|uncle|cousin|niece|nephew|"
               r"in-laws?|family|divorc\w*|separat\w*|widow\w*|custody|maiden\s+name",
     "identity": r"passport|social\s+security|ssn|national\s+id|id\s+(?:card|number)|identity\s+(?:card|number)|"
-                r"badge\s+(?:number|no|id)|frequent\s+flyer|loyalty\s+number|member(?:ship)?\s+number|employee\s+(?:id|number)|"
+                r"badge\s+(?:number|no|id)|frequent\s+flyer|loyalty\s+number|member(?:ship)?\s+number|employee\s+(?:id|"
+                r"number)|"
                 r"student\s+(?:id|number)|insurance\s+(?:number|policy)|policy\s+number|nhs\s+number|"
                 r"driver'?s?\s+licen[cs]e|licen[cs]e\s+(?:number|plate)|plate\s+number|tax\s+(?:id|number)|"
                 r"date\s+of\s+birth|birthday|born\s+(?:on|in)|age\s+is|years\s+old|maiden\s+name|visa\b",
-    "money": r"card\s+(?:number|no)|credit\s+card|debit\s+card|visa\s+card|mastercard|amex|bank\s+(?:account|card|details|"
+    "money": r"card\s+(?:number|no)|credit\s+card|debit\s+card|visa\s+card|mastercard|amex|bank\s+(?:account|card|"
+             r"details|"
              r"login)|account\s+(?:number|no)|iban|routing\s+number|sort\s+code|salary|income|earn\w*|wage|pay\s+"
              r"(?:is|was)|debt|loan|mortgage|credit\s+score|net\s+worth|savings|pension|rent\b|landlord|bankrupt\w*|"
              r"tax\s+return|invest\w*\s+portfolio|pin\b|expires?\s+\d|ends?\s+in\s+\d",
@@ -84,7 +86,8 @@ _ZH_PERSONAL_RX = {k: re.compile(v, re.IGNORECASE) for k, v in _ZH_PERSONAL.item
 
 # How people ask to have a fact kept: the prefix goes, the fact stays.
 _EN_KEEP = re.compile(
-    r"^(?:(?:please|pls|and|also|oh|btw|by\s+the\s+way|fyi|ok|okay|so)[,\s]+)*(?:(?:you\s+)?(?:should|must|need\s+to|have\s+to)\s+)?"
+    r"^(?:(?:please|pls|and|also|oh|btw|by\s+the\s+way|fyi|ok|okay|so)[,\s]+)*(?:(?:you\s+)?(?:should|must|need\s+to|"
+    r"have\s+to)\s+)?"
     r"(?:(?:always|please|do)\s+)?(?:remember|recall|memori[sz]e|note(?:\s+down)?|keep\s+in\s+mind|bear\s+in\s+mind|"
     r"don'?t\s+forget|do\s+not\s+forget|never\s+forget|make\s+(?:a\s+)?note(?:\s+of)?|make\s+sure\s+(?:you\s+)?"
     r"(?:remember|know|keep\s+in\s+mind)|take\s+note|for\s+the\s+record|for\s+your\s+(?:information|records)|"
@@ -99,7 +102,8 @@ _ZH_KEEP = re.compile(r"^(?:请|麻烦|你|帮我|以后|今后|从现在开始|
                       r"告诉你|跟你说一下|跟你说|顺便说一下|顺便说|顺便提一下|顺便一提|提醒你一下|提醒一下|提个醒|说一下|补充一下|另外|对了)"
                       r"(?:一下|这个|这件事|这点|啊|哦|呀)?[，,：:。\s]*")
 # A statement about oneself (after the prefix went): first person, or the extractor's third person.
-_EN_SELF = re.compile(r"^(?:my|mine|i|i'm|i've|i'd|i'll|me|we|our|the\s+user'?s?|user'?s?|his|her|their)\b", re.IGNORECASE)
+_EN_SELF = re.compile(r"^(?:my|mine|i|i'm|i've|i'd|i'll|me|we|our|the\s+user'?s?|user'?s?|his|her|their)\b",
+                      re.IGNORECASE)
 _ZH_SELF = re.compile(r"^(?:我|本人|咱|用户|他|她)")
 # Work objects: "my project uses ...", "我的仓库 ..." are facts about work, not about the person.
 _EN_WORK = re.compile(r"^(?:my|our|the\s+user'?s?)\s+(?:\w+\s+)?(?:project|repo|repository|code|codebase|team|company|"

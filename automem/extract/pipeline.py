@@ -198,7 +198,8 @@ def judge_for(location: Location, config: Config, origin: str = "cli", details: 
     return make_judge(backend, {} if details is None else details, config)
 
 
-def in_user_words(backend: str, wing: str, text: str, user_texts: Sequence[str], role: str | None = None) -> bool | None:
+def in_user_words(backend: str, wing: str, text: str, user_texts: Sequence[str],
+                  role: str | None = None) -> bool | None:
     """Whether an extracted instruction is the user's own words (automem.core.instructions.supported): the rules
     read user turns only (quotations left out), so theirs are; an LLM's must be found in a user turn (by its source
     turn's `role` when known, else by the words). None for the other wings (nothing is shared from them)."""
