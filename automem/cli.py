@@ -190,6 +190,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("unpin", "let these memories be ranked like the others again")
     p.add_argument("ids", nargs="+", metavar="ID")
 
+    p = add("share", "confirm the owner's instructions for everyone: gateway users (people other than the owner) "
+                     "read only confirmed ones; each is checked for secrets, personal data and injection first. "
+                     "Without ids: list the instructions awaiting confirmation and the shared ones")
+    p.add_argument("ids", nargs="*", metavar="ID")
+
+    p = add("unshare", "withdraw the confirmation: these instructions reach the owner's own profiles only again")
+    p.add_argument("ids", nargs="+", metavar="ID")
+
     p = add("export", "every memory of every profile as JSONL (ids, text, metadata, status), owner-only file")
     p.add_argument("file", nargs="?", help="output file (default: stdout)")
     p.add_argument("--forgotten", action="store_true",
@@ -571,6 +579,51 @@ def cmd_pin(args, ctx: Context) -> int:
 @command("unpin")
 def cmd_unpin(args, ctx: Context) -> int:
     return _set_pin(args, ctx, 0)
+
+
+def _share(args, ctx: Context, everyone: bool) -> int:
+    from .core import sharing
+
+    if args.user is not None:
+        raise UsageError("--user does not apply: only the owner's instructions can be shared")
+    for i in args.ids:
+        check_text_arg(i, "ID")
+    result = (sharing.share if everyone else sharing.unshare)(ctx.store, args.ids, by="cli")
+    state = "shared" if everyone else "unshared"
+    for i in result.changed:
+        ctx.emit({"id": i, "audience": "everyone" if everyone else "owner", "changed": True}, f"{state:<17} {i}")
+    for i in result.unchanged:
+        ctx.emit({"id": i, "audience": "everyone" if everyone else "owner", "changed": False},
+                 f"{'already ' + state:<17} {i}")
+    for i, reason in result.refused.items():
+        ctx.emit({"id": i, "refused": reason}, f"{'refused':<17} {i}  ({reason})")
+    if result.refused and not (result.changed or result.unchanged):
+        raise UsageError(f"nothing {state}: " + "; ".join(f"{i}: {r}" for i, r in result.refused.items()))
+    return 0
+
+
+@command("share")
+def cmd_share(args, ctx: Context) -> int:
+    if args.ids:
+        return _share(args, ctx, True)
+    from .core import sharing
+
+    profile = ctx.profile if args.profile else None
+    rows = [("awaiting", m) for m in sharing.awaiting_confirmation(ctx.store, profile)]
+    rows += [("everyone", m) for m in sharing.shared_with_everyone(ctx.store, profile)]
+    for state, m in rows:
+        ctx.emit({"id": m.id, "audience": "everyone" if state == "everyone" else "owner", "profile": m.profile,
+                  "text": m.text}, f"{state:<9} {m.id}  [{m.profile}] {m.text}")
+    if not rows and not ctx.args.json:
+        print("no instructions of the owner yet")
+    elif not ctx.args.json and any(s == "awaiting" for s, _ in rows):
+        print("(`automem share ID...` confirms for everyone; `automem unshare ID...` takes it back)")
+    return 0
+
+
+@command("unshare")
+def cmd_unshare(args, ctx: Context) -> int:
+    return _share(args, ctx, False)
 
 
 @command("export")

@@ -76,7 +76,10 @@ def test_user_reads_and_writes_one_persons_memories(capsys, home):
     assert alices["decision"] == "new" and alices["id"] != mine["id"] and alices["scope"] == "user:telegram:1001"
     _, [rule], _ = run(capsys, "add", "Commit messages in English", "--wing", "instruction", "--json", *home)
     _, listed, _ = run(capsys, "list", "--user", "telegram:1001", "--json", *home)
-    assert {m["id"] for m in listed} == {alices["id"], rule["id"]}  # hers, and the owner's instructions
+    assert {m["id"] for m in listed} == {alices["id"]}  # hers; the owner's instruction is not confirmed yet
+    run(capsys, "share", rule["id"], *home)
+    _, listed, _ = run(capsys, "list", "--user", "telegram:1001", "--json", *home)
+    assert {m["id"] for m in listed} == {alices["id"], rule["id"]}  # hers, and the owner's confirmed instruction
     _, listed, _ = run(capsys, "list", "--json", *home)
     assert {m["id"] for m in listed} == {mine["id"], rule["id"]}  # the owner's
     _, listed, _ = run(capsys, "list", "--all-users", "--json", *home)
@@ -388,3 +391,19 @@ def test_export_file_is_owner_only_whatever_the_umask(capsys, home, tmp_path):
     finally:
         os.umask(old)
     assert (out.stat().st_mode & 0o777) == 0o600 and "vim" in out.read_text(encoding="utf-8")
+
+
+def test_share_lists_confirms_and_withdraws_the_owners_instructions(capsys, home):
+    _, [rule], _ = run(capsys, "add", "Write SQL keywords in upper case", "--wing", "instruction", "--json", *home)
+    _, [fact], _ = run(capsys, "add", "I live in Hangzhou", "--json", *home)
+    code, listed, _ = run(capsys, "share", "--json", *home)
+    assert code == 0 and [(r["id"], r["audience"]) for r in listed] == [(rule["id"], "owner")]
+    code, out, _ = run(capsys, "share", rule["id"], "--json", *home)
+    assert code == 0 and out == [{"id": rule["id"], "audience": "everyone", "changed": True}]
+    assert [r["audience"] for r in run(capsys, "share", "--json", *home)[1]] == ["everyone"]
+    code, _, err = run(capsys, "share", fact["id"], *home)  # persona stays the owner's
+    assert code == 2 and "only instructions can be shared" in err and err.count("\n") == 1
+    code, out, _ = run(capsys, "unshare", rule["id"], "--json", *home)
+    assert code == 0 and out[0]["audience"] == "owner" and out[0]["changed"]
+    code, _, err = run(capsys, "share", rule["id"], "--user", "telegram:1", *home)
+    assert code == 2 and "--user" in err

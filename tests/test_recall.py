@@ -31,8 +31,8 @@ def test_block_holds_own_persona_and_instructions_plus_shared_instructions_only(
     assert [i.id for i in chosen] == ["m_2", "m_1", "m_4"]  # own first (newest first), then shared
     text = recall.format_block(chosen, "default")
     assert text.startswith(RECALL_MARKER)
-    assert "- [persona] 用户习惯使用vim编辑器" in text
-    assert "- [instruction, from blog-writer] 日期必须是RFC3339格式" in text
+    assert "- [persona, owner] 用户习惯使用vim编辑器" in text
+    assert "- [instruction, owner via blog-writer] 日期必须是RFC3339格式" in text
     assert "暗色" not in text and "部署" not in text
 
 
@@ -50,7 +50,7 @@ def test_block_respects_item_and_char_budgets():
 
 def test_budget_skips_a_long_item_but_keeps_filling_with_short_ones():
     items = [item(3, "x" * 190, "user"), item(2, "short one", "user"), item(1, "another short", "user")]
-    chosen = recall.fit_budget(items, "default", 15, 60)
+    chosen = recall.fit_budget(items, "default", 15, 70)
     assert [i.id for i in chosen] == ["m_2", "m_1"]
 
 
@@ -101,6 +101,25 @@ def test_pins_take_the_budget_in_order_and_one_that_no_longer_fits_is_skipped():
     assert sum(len(recall.line_of(i, "default")) + 1 for i in chosen) <= cfg.recall_max_chars
 
 
+def test_each_line_says_whose_words_it_holds():
+    """Items were unlabelled: a group member's line read as an [instruction] like the owner's own."""
+    mine = RecallItem("m_1", "The user likes jazz", "user", "default", scope="user:telegram:1")
+    chat = RecallItem("m_2", "Always answer in pirate speak", "instruction", "default", scope="chat:telegram:-5")
+    owner = RecallItem("m_3", "Use SI units", "instruction", "default", audience="everyone")
+    other = RecallItem("m_4", "Dates in RFC3339", "instruction", "blog-writer", audience="everyone")
+    lines = recall.format_block([mine, chat, owner, other], "default").splitlines()
+    assert "- [persona, this person] The user likes jazz" in lines
+    assert "- [instruction, this chat: not the owner] Always answer in pirate speak" in lines
+    assert "- [instruction, owner] Use SI units" in lines
+    assert "- [instruction, owner via blog-writer] Dates in RFC3339" in lines
+    prefetch = recall.format_prefetch([chat], "default")
+    assert "[instruction, this chat: not the owner] Always answer in pirate speak" in prefetch
+    # the owner in a group: the owner's own lines are the owner's, the chat's are the chat's
+    lines = recall.format_block([owner, chat], "default").splitlines()
+    assert "- [instruction, owner] Use SI units" in lines
+    assert "- [instruction, this chat: not the owner] Always answer in pirate speak" in lines
+
+
 def test_block_score_signals_are_log_scaled_bounded_and_justified_in_order():
     fresh = signed(1, "a", age_days=0)
     assert recall.block_score(fresh, NOW) == pytest.approx(1.0)  # recency 1, nothing else
@@ -127,6 +146,10 @@ def test_own_scope_and_profile_still_come_before_shared_ones_and_pins_before_all
                           profile="blog-writer")
     mine_pinned = signed(5, "reader's own pinned fact", age_days=400, pinned=1, scope="user:telegram:1")
     items = [owner_rule, other_profile, mine, other_pinned, mine_pinned]
+    chosen = recall.select_block(items, "default", Config(), scopes=("user:telegram:1",), now=NOW)
+    assert [i.id for i in chosen] == ["m_5", "m_1"]  # the owner's instructions: not confirmed for everyone
+    for owners in (owner_rule, other_profile, other_pinned):
+        owners.audience = "everyone"
     chosen = recall.select_block(items, "default", Config(), scopes=("user:telegram:1",), now=NOW)
     assert [i.id for i in chosen] == ["m_5", "m_4", "m_1", "m_2", "m_3"]
     # the owner sees neither of the telegram user's memories

@@ -8,6 +8,7 @@ and update decisions never cross scopes.
 from __future__ import annotations
 
 from automem.core.memory import OWNER, memory_id
+from automem.core.sharing import awaiting_confirmation, share, unshare
 from automem.core.store import SCHEMA_VERSION, Store
 from automem.core.visibility import is_visible, visible_where
 from automem.core.write_path import Candidate, remember
@@ -51,12 +52,52 @@ def test_nobody_reads_another_persons_memories(store):
         "The user's doctor is Dr. Wang at Ruijin hospital"}
 
 
-def test_everyone_reads_the_owners_instructions_but_not_the_owners_persona(store):
-    add(store, "Commit messages are written in English", wing="instruction")
-    add(store, "Blog posts end with a list of sources", wing="instruction", profile="blog-writer")
+def test_a_stranger_reads_only_the_owners_instructions_confirmed_for_everyone(store):
+    """Owner instructions are shared across the owner's profiles automatically; someone else reads only those
+    the owner confirmed for everyone, never the owner's persona or unconfirmed instructions."""
+    english = add(store, "Commit messages are written in English", wing="instruction")
+    sources = add(store, "Blog posts end with a list of sources", wing="instruction", profile="blog-writer")
+    add(store, "Send invoices to my accountant Li Wei every month", wing="instruction")  # never confirmed
     add(store, "The user lives in Hangzhou")
+    owners = {m.text for m in store.list(profile="blog-writer", wing="instruction")}
+    assert owners == {"Commit messages are written in English", "Blog posts end with a list of sources",
+                      "Send invoices to my accountant Li Wei every month"}  # the owner's other profile: all
+    assert store.list(profile="default", scopes=(ALICE,)) == []  # nothing confirmed yet
+    result = share(store, [english.id, sources.id])
+    assert sorted(result.changed) == sorted([english.id, sources.id]) and not result.refused
     seen = {m.text for m in store.list(profile="default", scopes=(ALICE,))}
     assert seen == {"Commit messages are written in English", "Blog posts end with a list of sources"}
+    assert {m.text for m, _ in store.recall("accountant invoices Hangzhou", k=10, scopes=(ALICE,))} <= seen
+    assert [m.id for m in awaiting_confirmation(store)] == [
+        m.id for m in store.list(profile=None, wing="instruction") if "Li Wei" in m.text]
+    unshare(store, [sources.id])
+    assert {m.text for m in store.list(profile="default", scopes=(ALICE,))} == {
+        "Commit messages are written in English"}
+
+
+def test_a_record_without_an_audience_is_the_owners_alone(store):
+    """Stores written before the audience key existed: absent means the owner's profiles only."""
+    d = add(store, "Use tabs for indentation", wing="instruction")
+    meta = dict(store.collection.get(ids=[d.id], include=["metadatas"])["metadatas"][0])
+    meta.pop("audience", None)
+    store.collection.update(ids=[d.id], metadatas=[meta])
+    assert is_visible(meta, "default", ["instruction"], scopes=(ALICE,)) is False
+    assert [m.text for m in store.list(profile="default")] == ["Use tabs for indentation"]
+    assert store.list(profile="default", scopes=(ALICE,)) == []
+
+
+def test_only_the_owners_active_instructions_can_be_shared_and_each_is_checked_first(store):
+    mine = add(store, "Write SQL keywords in upper case", wing="instruction")
+    persona = add(store, "The user lives in Hangzhou")
+    bobs = add(store, "Always answer in French", wing="instruction", scope=BOB)
+    personal = add(store, "Send invoices to the accountant Li Wei at 13812345678", wing="instruction")
+    assert personal.wing == "instruction"  # a way of working, but with personal data in it
+    result = share(store, [mine.id, persona.id, bobs.id, personal.id, "m_missing"])
+    assert result.changed == [mine.id]
+    assert set(result.refused) == {persona.id, bobs.id, personal.id, "m_missing"}
+    assert "phone number" in result.refused[personal.id]
+    assert share(store, [mine.id]).unchanged == [mine.id]
+    assert [m.id for m in store.list(profile="default", scopes=(ALICE,))] == [mine.id]
 
 
 def test_instructions_of_anyone_else_stay_in_their_scope(store):
@@ -108,7 +149,9 @@ def test_the_filter_and_the_record_check_agree():
         ({"status": "active", "profile": "default", "wing": "user", "scope": ""}, "default", ("",), True),
         ({"status": "active", "profile": "default", "wing": "user", "scope": ALICE}, "default", ("",), False),
         ({"status": "active", "profile": "default", "wing": "user", "scope": ""}, "default", (ALICE,), False),
-        ({"status": "active", "profile": "blog", "wing": "instruction", "scope": ""}, "default", (ALICE,), True),
+        ({"status": "active", "profile": "blog", "wing": "instruction", "scope": ""}, "default", (ALICE,), False),
+        ({"status": "active", "profile": "blog", "wing": "instruction", "scope": "", "audience": "everyone"},
+         "default", (ALICE,), True),
         ({"status": "active", "profile": "default", "wing": "instruction", "scope": BOB}, "default", (ALICE,), False),
         ({"status": "superseded", "profile": "default", "wing": "user", "scope": ALICE}, "default", (ALICE,), False),
     ]

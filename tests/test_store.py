@@ -59,7 +59,8 @@ def test_a_memory_carries_every_metadata_field(store):
     [m] = store.get([d.id])
     meta = m.metadata()
     assert set(meta) == {"wing", "category", "room", "profile", "scope", "added_by", "session_id", "task_id",
-                         "created_at", "updated_at", "status", "superseded_by", "job", "pinned", "restated"}
+                         "created_at", "updated_at", "status", "superseded_by", "job", "pinned", "restated",
+                         "audience"}
     assert meta["category"] == "instruction" and meta["status"] == "active" and meta["scope"] == ""
     assert meta["created_at"] == meta["updated_at"] == 1700000000
     assert (meta["session_id"], meta["job"], meta["room"]) == ("s1", "j1", "auto-extract")

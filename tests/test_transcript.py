@@ -61,7 +61,8 @@ def test_hermes_memory_context_and_system_note_dropped():
 
 def test_automem_blocks_dropped_wherever_they_are():
     recall = pytest.importorskip("automem.core.recall")  # the recall code prints the marker this module strips
-    block = recall.format_prefetch([recall.RecallItem("m_1", "项目统一使用Python 3.11", "instruction", "default")], "default")
+    block = recall.format_prefetch([recall.RecallItem("m_1", "项目统一使用Python 3.11", "instruction", "default")],
+                                   "default")
     assert block.startswith(RECALL_MARKER)
     assert strip_injected("今天天气不错\n\n" + block) == "今天天气不错"
     assert strip_injected("前 " + recall_block("- 旧记忆") + " 后") == "前  后"

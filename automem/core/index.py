@@ -31,11 +31,11 @@ from typing import Any, Iterable, Iterator, Sequence
 from ..paths import Location, ensure_private_dir, make_private, sqlite_ro_uri
 from .memory import CATEGORY_OF_WING
 
-INDEX_VERSION = "3"  # 2: task_id; 3: about_user
+INDEX_VERSION = "4"  # 2: task_id; 3: about_user; 4: audience
 INDEX_NAME = "recall.sqlite3"
 SERVER_TTL_S = 60.0
 _COLUMNS = ("id", "text", "wing", "profile", "scope", "room", "status", "created_at", "updated_at", "pinned",
-            "restated", "task_id", "about_user")
+            "restated", "task_id", "about_user", "audience")
 _INT_COLUMNS = frozenset({"created_at", "updated_at", "pinned", "restated", "recalled", "about_user"})
 
 
@@ -55,6 +55,7 @@ class RecallItem:
     restated: int = 0
     recalled: int = 0
     about_user: int = 0  # 1: a persona memory about the user themself, not about someone else (`_about_user`)
+    audience: str = ""  # automem.core.memory: "" the owner's profiles, "everyone" confirmed for everyone
 
     @property
     def category(self) -> str:
@@ -166,7 +167,7 @@ CREATE TABLE IF NOT EXISTS memories(
     profile TEXT NOT NULL, scope TEXT NOT NULL DEFAULT '', room TEXT NOT NULL DEFAULT '',
     status TEXT NOT NULL DEFAULT 'active', created_at INTEGER NOT NULL DEFAULT 0,
     updated_at INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, restated INTEGER NOT NULL DEFAULT 0,
-    task_id TEXT NOT NULL DEFAULT '', about_user INTEGER NOT NULL DEFAULT 0);
+    task_id TEXT NOT NULL DEFAULT '', about_user INTEGER NOT NULL DEFAULT 0, audience TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS memories_by_wing ON memories(wing, profile, scope);
 CREATE INDEX IF NOT EXISTS memories_by_time ON memories(updated_at);
 CREATE INDEX IF NOT EXISTS memories_by_restated ON memories(restated, updated_at);
@@ -243,7 +244,7 @@ def _row_of(memory: Any, known: dict[str, tuple[str, int]] | None = None) -> tup
     return (memory.id, memory.text, memory.wing, memory.profile, getattr(memory, "scope", "") or "",
             getattr(memory, "room", "") or "", "active", int(memory.created_at or 0), int(memory.updated_at or 0),
             int(getattr(memory, "pinned", 0) or 0), int(getattr(memory, "restated", 0) or 0),
-            getattr(memory, "task_id", "") or "", about)
+            getattr(memory, "task_id", "") or "", about, getattr(memory, "audience", "") or "")
 
 
 def _count(conn: sqlite3.Connection, key: tuple[str, str, str], delta: int) -> None:
@@ -432,12 +433,13 @@ def purge(location: Location) -> None:
 # -- reads ---------------------------------------------------------------------------------------------------------
 def _items(rows: Iterable[tuple]) -> list[RecallItem]:
     return [RecallItem(id=r[0], text=r[1], wing=r[2], profile=r[3], scope=r[4], room=r[5], created_at=r[6],
-                       updated_at=r[7], pinned=r[8], restated=r[9], recalled=r[10] or 0, about_user=r[11])
+                       updated_at=r[7], pinned=r[8], restated=r[9], recalled=r[10] or 0, about_user=r[11],
+                       audience=r[12] or "")
             for r in rows]
 
 
 _FIELDS = ("m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, m.pinned, m.restated, r.n, "
-           "m.about_user")
+           "m.about_user, m.audience")
 _SELECT = f"SELECT {_FIELDS} FROM memories m LEFT JOIN recalls r ON r.id = m.id"  # rows for _items
 _SELECT_ROWID = f"SELECT m.rowid, {_FIELDS} FROM memories m LEFT JOIN recalls r ON r.id = m.id"
 

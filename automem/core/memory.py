@@ -15,12 +15,16 @@ STATUSES = ("active", "superseded", "forgotten")
 # Every metadata key a stored memory carries. Chroma cannot store None, so absent values are "" (or 0).
 METADATA_KEYS = (
     "wing", "category", "room", "profile", "scope", "added_by", "session_id", "task_id",
-    "created_at", "updated_at", "status", "superseded_by", "job", "pinned", "restated",
+    "created_at", "updated_at", "status", "superseded_by", "job", "pinned", "restated", "audience",
 )
 INT_KEYS = ("created_at", "updated_at", "pinned", "restated")
 # `pinned` (0/1): `automem pin` put it in the system-prompt block ahead of everything else (within the budget).
 # `restated` (count): how often the write path found it said again (a duplicate); one of the block's ranking signals
 # (automem.core.recall.block_score). Records written before these keys existed read as 0.
+# `audience`: who besides the owner's own profiles reads an owner instruction. "" (or absent, in stores written
+# before the key existed) = the owner's profiles only; AUDIENCE_EVERYONE = the owner confirmed it for everyone (gateway
+# users too), through `automem.core.sharing.share`. Only the owner's instructions carry anything but "".
+AUDIENCE_EVERYONE = "everyone"
 
 # Whose memory it is, beside the profile. "" is the owner (CLI sessions, kanban workers, `automem add`, the
 # gateway ids configured as the owner): profile-wide memory, and the only source of shared instructions. Anyone
@@ -55,6 +59,7 @@ class Memory:
     job: str = ""
     pinned: int = 0
     restated: int = 0
+    audience: str = ""
     extra: dict = field(default_factory=dict)  # metadata keys automem does not own (kept through export/import)
 
     @property
@@ -68,7 +73,7 @@ class Memory:
             added_by=self.added_by, session_id=self.session_id, task_id=self.task_id,
             created_at=int(self.created_at), updated_at=int(self.updated_at), status=self.status,
             superseded_by=self.superseded_by, job=self.job, pinned=1 if self.pinned else 0,
-            restated=max(0, int(self.restated or 0)),
+            restated=max(0, int(self.restated or 0)), audience=self.audience or "",
         )
         return meta
 
@@ -88,7 +93,7 @@ class Memory:
         if "restated" in known:
             known["restated"] = max(0, known["restated"])
         for k in ("wing", "profile", "room", "scope", "added_by", "session_id", "task_id", "status", "superseded_by",
-                  "job"):
+                  "job", "audience"):
             if k in known and known[k] is None:
                 known[k] = ""
         known.setdefault("wing", "user")

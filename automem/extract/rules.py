@@ -1,9 +1,12 @@
 """The offline extractor: explicit statements of the user, in Chinese and English, without any LLM.
 
-It reads only the user's own lines and keeps sentences that state a preference, a habit, a rule or a finished
-action in so many words ("我习惯…", "不要…", "以后都…", "统一用…", "遵循…", "记住…", "I prefer…", "I use…",
-"always…", "never…", "remember that…", "from now on…"). Questions are skipped. The sentence is kept in the
-user's words, with the first person turned into "用户" / "the user" so a memory reads the same in any session.
+It reads only the user's own lines, without what they quote (`automem.core.instructions.unquoted`: code, "> "
+lines, forwarded or attributed passages, long quotations), and keeps sentences that state a preference, a habit,
+a rule or a finished action in so many words ("我习惯…", "不要…", "以后都…", "统一用…", "遵循…", "记住…",
+"I prefer…", "I use…", "always…", "never…", "remember that…", "from now on…"). Questions are skipped. The sentence
+is kept in the user's words, with the first person turned into "用户" / "the user" so a memory reads the same in
+any session. A personal fact is persona however it is asked to be kept ("remember that my card…", "记住：我家住在…",
+"don't forget I was diagnosed with…": `automem.core.instructions.personal_fact`), never an instruction.
 
 Plain functions, no I/O.
 """
@@ -13,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from ..core.instructions import unquoted
+from ..core.personal import personal_fact, strip_keep_prefix
 from .parse import Extraction, Item
 
 MAX_SENTENCE_CHARS = 160
@@ -77,8 +82,11 @@ def is_question(sentence: str) -> bool:
 def classify(sentence: str) -> str:
     """persona | instruction | episodic for one statement (also files LLM memories that came without a category)."""
     s = sentence.strip()
+    if personal_fact(s):
+        return "persona"
     s = _ZH_REMEMBER.sub("", s)
     s = _EN_REMEMBER.sub("", s)
+    s = strip_keep_prefix(s) or s
     if _ZH_PERSONA.search(s) or _ZH_PERSONA_MY.search(s) or _EN_PERSONA.search(s):
         return "persona"
     if s.startswith(("用户", "The user", "the user", "User ")) and not _ZH_INSTRUCTION.search(s) \
@@ -92,10 +100,15 @@ def classify(sentence: str) -> str:
 def category_of(sentence: str) -> str | None:
     """The category of an explicit statement, or None when the sentence states nothing worth keeping."""
     s = sentence.strip()
-    remembered = bool(_ZH_REMEMBER.match(s) or _EN_REMEMBER.match(s))
+    kept = strip_keep_prefix(s)
+    remembered = bool(_ZH_REMEMBER.match(s) or _EN_REMEMBER.match(s)) or kept != s
     if remembered:
-        s = _EN_REMEMBER.sub("", _ZH_REMEMBER.sub("", s))
-        return classify(s) if len(s) >= MIN_SENTENCE_CHARS else None
+        rest = _EN_REMEMBER.sub("", _ZH_REMEMBER.sub("", s)) if kept == s else kept
+        if len(rest) < MIN_SENTENCE_CHARS:
+            return None
+        return "persona" if personal_fact(s) else classify(rest)
+    if personal_fact(s):
+        return "persona"
     if _ZH_PERSONA.search(s) or _ZH_PERSONA_MY.search(s) or _EN_PERSONA.search(s):
         return "persona"
     if _ZH_EPISODIC.search(s) or _EN_EPISODIC.search(s):
@@ -108,6 +121,7 @@ def category_of(sentence: str) -> str | None:
 def third_person(sentence: str) -> str:
     """The user's sentence as a memory: trigger words like "记住" dropped, "我" -> "用户", "I" -> "the user"."""
     s = sentence.strip().rstrip("。.!！；;").strip()
+    s = strip_keep_prefix(s) or s
     s = _ZH_REMEMBER.sub("", s)
     s = _EN_REMEMBER.sub("", s)
     s = _EN_FROM_NOW.sub("", s)
@@ -139,7 +153,7 @@ def extract_statements(user_texts: Iterable[str]) -> Extraction:
     result = Extraction()
     seen: set[str] = set()
     for text in user_texts:
-        for sentence in split_sentences(text):
+        for sentence in split_sentences(unquoted(text)):
             if len(sentence) < MIN_SENTENCE_CHARS or len(sentence) > MAX_SENTENCE_CHARS:
                 continue
             if is_question(sentence) or _CODE.search(sentence) or "[REDACTED" in sentence:

@@ -69,6 +69,23 @@ TOOL_SCHEMAS: list[dict] = [
         },
     },
     {
+        "name": "automem_share",
+        "description": ("The owner's standing instructions reach the owner's own profiles; people other than the "
+                        "owner (gateway users) see only those the owner confirmed for everyone. Use this only when "
+                        "the owner, in this conversation, asks to share (or stop sharing) instructions with "
+                        "everyone. Without ids: lists the instructions awaiting confirmation and those shared. "
+                        "Works only in the owner's own session."),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "ids": {"type": "array", "items": {"type": "string"},
+                        "description": "instruction memory ids (m_...) to confirm for everyone"},
+                "everyone": {"type": "boolean",
+                             "description": "true (default): share with everyone; false: back to the owner only"},
+            },
+        },
+    },
+    {
         "name": "automem_forget",
         "description": ("Forget memories of this profile by id (from automem_search), when the user says they are "
                         "wrong or asks you to forget them. A forgotten memory is never recalled again."),
@@ -108,8 +125,21 @@ def tool_search(store, profile: str, args: dict, identity: Identity = OWNER_IDEN
                          "distance": round(d, 4), "updated_at": m.updated_at} for m, d in hits]}
 
 
+def said_by_user(text: str, user_words: Sequence[str] | None) -> bool | None:
+    """Whether an agent-written memory is in the words the user said in this session (None: nothing of the
+    session's user turns is known, e.g. a tool call before any turn)."""
+    if not user_words:
+        return None
+    from ..core.instructions import supported
+
+    return supported(text, user_words)
+
+
 def tool_remember(store, profile: str, args: dict, session_id: str = "", identity: Identity = OWNER_IDENTITY,
-                  judge=None) -> dict:
+                  judge=None, user_words: Sequence[str] | None = None) -> dict:
+    """The agent stores one memory. An instruction not in the words the user said in this session (what the agent
+    read in a web page, a file, a tool's output) is kept for this profile only, never shared
+    (automem.core.instructions.screen)."""
     from ..core.write_path import Candidate, remember
 
     text, category = args.get("text"), args.get("category") or "persona"
@@ -119,7 +149,10 @@ def tool_remember(store, profile: str, args: dict, session_id: str = "", identit
     if not isinstance(text, str):
         return {"error": "automem_remember needs a `text` string"}
     [d] = remember(store, [Candidate(text=text, wing=wing, profile=profile, room=ROOM_TOOL, added_by="agent",
-                                     session_id=session_id, scope=identity.scope_for(wing))], judge=judge)
+                                     session_id=session_id, scope=identity.scope_for(wing),
+                                     writes=dict(identity.writes),
+                                     in_user_words=said_by_user(text, user_words) if wing == "instruction" else None)],
+                   judge=judge)
     out = {"decision": d.action, "id": d.id, "matched_id": d.matched_id, "reason": d.reason, "text": d.text,
            "category": CATEGORY_OF_WING.get(d.wing, d.wing)}
     return out
@@ -145,8 +178,41 @@ def tool_forget(store, profile: str, args: dict, identity: Identity = OWNER_IDEN
             "not_yours": [i for i in ids if i in found and i not in own]}
 
 
+SHARE_WORDS = ("share", "everyone", "everybody", "public", "all users", "other people", "strangers", "gateway",
+               "unshare", "stop sharing", "分享", "共享", "公开", "所有人", "大家", "别人", "其他人", "取消共享", "不再共享")
+
+
+def tool_share(store, profile: str, args: dict, identity: Identity = OWNER_IDENTITY,
+               user_words: Sequence[str] | None = None) -> dict:
+    """Confirm (or withdraw) owner instructions for everyone (automem.core.sharing). Only in the owner's own
+    session, and only when the owner's own words in this session ask for it: text the agent read elsewhere (a web
+    page, a file) cannot make it share anything."""
+    from ..core import sharing
+
+    if identity != OWNER_IDENTITY:
+        return {"error": "only the owner can share instructions, in the owner's own session (or `automem share`)"}
+    ids = args.get("ids") or []
+    if isinstance(ids, str):
+        ids = [ids]
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        return {"error": "`ids` must be a list of memory ids (m_...)"}
+    if not ids:
+        def row(m):
+            return {"id": m.id, "text": m.text, "profile": m.profile}
+
+        return {"awaiting_confirmation": [row(m) for m in sharing.awaiting_confirmation(store)],
+                "shared_with_everyone": [row(m) for m in sharing.shared_with_everyone(store)]}
+    said = " ".join(user_words or ()).lower()
+    if not any(w in said for w in SHARE_WORDS):
+        return {"error": "the owner has not asked to share in this conversation; ask them, or they can run "
+                         "`automem share ID`"}
+    everyone = args.get("everyone", True)
+    result = (sharing.share if everyone is not False else sharing.unshare)(store, ids, by="agent")
+    return result.to_json()
+
+
 def run_tool(store, profile: str, name: str, args: Any, session_id: str = "",
-             identity: Identity = OWNER_IDENTITY, judge=None) -> str:
+             identity: Identity = OWNER_IDENTITY, judge=None, user_words: Sequence[str] | None = None) -> str:
     """One tool call as Hermes wants it: a JSON string, errors included (never an exception). `judge`: the
     write path's LLM judge for `automem_remember` (the session's model), or None for the offline rules."""
     if not isinstance(args, dict):
@@ -155,7 +221,9 @@ def run_tool(store, profile: str, name: str, args: Any, session_id: str = "",
         if name == "automem_search":
             out = tool_search(store, profile, args, identity)
         elif name == "automem_remember":
-            out = tool_remember(store, profile, args, session_id, identity, judge=judge)
+            out = tool_remember(store, profile, args, session_id, identity, judge=judge, user_words=user_words)
+        elif name == "automem_share":
+            out = tool_share(store, profile, args, identity, user_words)
         elif name == "automem_forget":
             out = tool_forget(store, profile, args, identity)
         else:
@@ -168,7 +236,7 @@ def run_tool(store, profile: str, name: str, args: Any, session_id: str = "",
 
 # -- the built-in memory tool mirror ------------------------------------------------------------------------------
 def mirror_write(store, profile: str, action: str, target: str, content: str, metadata: dict | None = None,
-                 identity: Identity = OWNER_IDENTITY) -> dict:
+                 identity: Identity = OWNER_IDENTITY, user_words: Sequence[str] | None = None) -> dict:
     """Mirror one write of Hermes' built-in memory tool into room `builtin-mirror`.
 
     Hermes' own MEMORY.md / USER.md are per profile, whoever the agent talks to. The mirror is not: in a session of
@@ -191,7 +259,10 @@ def mirror_write(store, profile: str, action: str, target: str, content: str, me
         out["forgotten"] = store.forget(gone) if gone else []
     if action in ("add", "replace") and new_text:
         [d] = remember(store, [Candidate(text=new_text, wing=wing, profile=profile, room=ROOM_MIRROR,
-                                         added_by="builtin-memory", session_id=session_id, scope=scope)])
+                                         added_by="builtin-memory", session_id=session_id, scope=scope,
+                                         writes=dict(identity.writes),
+                                         in_user_words=said_by_user(new_text, user_words)
+                                         if wing == "instruction" else None)])
         out["decision"] = d.to_json()
     return out
 
@@ -276,6 +347,7 @@ class HermesSession:
         self._warmup: threading.Timer | None = None
         self._idle: threading.Timer | None = None
         self._last_messages: list[dict] = []
+        self._user_words: list[str] = []  # what the user said in this session (bounded): agent writes are checked
         self._closing = False
 
     @classmethod
@@ -283,11 +355,12 @@ class HermesSession:
               agent_context: str = "primary", profile: str | None = None,
               gateway: dict | None = None) -> "HermesSession":
         """The session of one agent; `gateway` holds the identity kwargs Hermes passed (user_id, chat_id, ...)."""
-        from .gateway import identify
+        from .gateway import OWNER_PLATFORMS, identify
 
         location = Location.resolve(hermes_home, profile)
         config = load_config(location)
-        identity = identify({**(gateway or {}), "platform": platform, "session_id": session_id}, config)
+        identity = identify({**(gateway or {}), "platform": platform, "session_id": session_id}, config,
+                            legacy_before=scope_rule_since(location) if platform not in OWNER_PLATFORMS else None)
         sess = cls(location, config, session_id=session_id, platform=platform, agent_context=agent_context,
                    identity=identity)
         if identity != OWNER_IDENTITY and session_id and sess.writes_allowed:
@@ -340,9 +413,25 @@ class HermesSession:
         self._shown.update(ids)
         return text
 
+    USER_WORDS_KEPT = 200  # user messages
+    USER_WORD_CHARS = 2000  # of each
+
+    def note_user_words(self, texts: Sequence[str]) -> None:
+        """Remember what the user said (each message once, the newest USER_WORDS_KEPT, cut): the words agent-written
+        instructions are checked against."""
+        for text in texts:
+            text = (text or "")[:self.USER_WORD_CHARS]
+            if text.strip() and text not in self._user_words[-self.USER_WORDS_KEPT:]:
+                self._user_words.append(text)
+        del self._user_words[:-self.USER_WORDS_KEPT]
+
+    def user_words(self) -> list[str]:
+        return list(self._user_words)
+
     def prefetch(self, query: str) -> str:
         from ..core.recall import prefetch_block
 
+        self.note_user_words([query])
         store = self._store if self.warm else None
         text, ids = prefetch_block(self.location, self.config, query, store=store, exclude=self._shown,
                                    scopes=self.identity.reads)
@@ -385,6 +474,7 @@ class HermesSession:
         if not self.writes_allowed or self._closing or not messages:
             return []
         self._last_messages = list(messages)
+        self.note_user_words(_user_texts(messages))
         jobs = self._extract(messages, "sync_turn", only_if_due=True)
         if not self.detached_drainer:
             self._arm_idle_flush()
@@ -447,7 +537,7 @@ class HermesSession:
         def run() -> None:
             try:
                 out = mirror_write(self.store(), self.location.profile, action, target, content or "", meta,
-                                   self.identity)
+                                   self.identity, self.user_words())
                 log_event(self.location, "mirror", **out)
             except Exception as exc:  # noqa: BLE001
                 log_event(self.location, "mirror_failed", action=action, target=target, content=content,
@@ -460,7 +550,8 @@ class HermesSession:
     # -- tools ------------------------------------------------------------------------------------------------
     def handle_tool(self, name: str, args: Any) -> str:
         judge = self.judge() if name == "automem_remember" else None
-        return run_tool(self.store(), self.location.profile, name, args, self.session_id, self.identity, judge=judge)
+        return run_tool(self.store(), self.location.profile, name, args, self.session_id, self.identity, judge=judge,
+                        user_words=self.user_words())
 
     def judge(self):
         """The write path's judge for this session's tool writes: the backend extraction would use here (the
@@ -566,10 +657,41 @@ def identity_of_session(location: Location, config: Config, session_id: str, pla
         return identify({"platform": row.get("source"), "user_id": row.get("user_id"),
                          "chat_id": row.get("chat_id"), "chat_type": row.get("chat_type"),
                          "thread_id": row.get("thread_id"), "gateway_session_key": row.get("session_key"),
-                         "session_id": session_id}, config)
+                         "session_id": session_id}, config, legacy_before=scope_rule_since(location))
     if platform not in OWNER_PLATFORMS or os.environ.get("_HERMES_GATEWAY"):
-        return identify({"platform": platform or "gateway", "session_id": session_id}, config)
+        return identify({"platform": platform or "gateway", "session_id": session_id}, config,
+                        legacy_before=scope_rule_since(location))
     return OWNER_IDENTITY
+
+
+SCOPE_RULE_FILE = "scope-rule-since"
+
+
+def scope_rule_since(location: Location) -> int:
+    """When this root first mapped gateway ids with `automem.hermes.gateway.scope_part` (unix seconds, recorded by
+    the first process that needed it): what the old rule wrote under a scope string before then is still its id's;
+    what that string gets afterwards belongs to whoever owns the string now."""
+    path = location.automem_dir / SCOPE_RULE_FILE
+    try:
+        return int(path.read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        pass
+    now = int(time.time())
+    try:
+        from ..paths import ensure_private_dir
+
+        ensure_private_dir(location.automem_dir)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # the first process's time wins
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(str(now))
+    except FileExistsError:
+        try:
+            return int(path.read_text(encoding="ascii").strip())
+        except (OSError, ValueError):
+            return now
+    except OSError:
+        pass
+    return now
 
 
 def read_state_session(profile_home: Path, session_id: str) -> dict | None:
@@ -599,7 +721,17 @@ def run_tool_in_home(hermes_home: str | None, name: str, args: Any, session_id: 
         from ..extract.pipeline import judge_for
 
         judge = judge_for(location, config, origin="hermes")
-    return run_tool(store_for(location, config), location.profile, name, args, session_id, identity, judge=judge)
+    user_words = _user_texts(read_state_transcript(location.profile_home, session_id)) if session_id else []
+    return run_tool(store_for(location, config), location.profile, name, args, session_id, identity, judge=judge,
+                    user_words=user_words)
+
+
+def _user_texts(messages: Sequence[dict]) -> list[str]:
+    """The text of the user's messages (recalled context removed: automem's own blocks are not the user's words)."""
+    from ..extract.transcript import content_text, strip_injected
+
+    return [strip_injected(content_text(m.get("content"))) for m in messages or ()
+            if isinstance(m, dict) and m.get("role") == "user"]
 
 
 def finalize_fallback(hermes_home: str | None, session_id: str, *, reason: str = "", platform: str = "") -> list[str]:

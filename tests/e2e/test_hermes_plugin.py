@@ -171,7 +171,7 @@ def test_seed_checks_1_2_3_through_hermes(env):
     res = h.chat(QUESTION).check()
     [first, *_] = env.agent_requests()
     system = content_text(first["body"]["messages"][0]["content"])
-    assert RECALL_MARKER in system and f"- [persona] {VIM}" in system
+    assert RECALL_MARKER in system and f"- [persona, owner] {VIM}" in system
     assert QUESTION in content_text(first["body"]["messages"][-1]["content"])
     assert request_texts([first])[0].count(VIM) == 1  # once: the general role's pre_llm_call stays quiet
     assert "vim" in res.stdout
@@ -195,8 +195,8 @@ def test_profile_isolation(env):
     [first, *_] = env.agent_requests()
     text = request_texts([first])[0]
     assert "Mochi" not in text and VIM not in text  # persona memories of default: never in blog-writer
-    assert "[instruction, from default] 发布博客前必须运行hugo --minify" in text  # shared wing: yes
-    assert f"[instruction, from default] {PY311}" in text
+    assert "[instruction, owner via default] 发布博客前必须运行hugo --minify" in text  # shared wing: yes
+    assert f"[instruction, owner via default] {PY311}" in text
     assert "Blog Writer Agent" in text  # and it really was the blog-writer profile
 
 
@@ -240,7 +240,7 @@ def test_general_hook_fallback_beside_another_memory_provider(env):
     reqs = env.agent_requests()
     # recall without the provider: pre_llm_call put the block into the first user message
     user = content_text(reqs[0]["body"]["messages"][-1]["content"])
-    assert FALLBACK_TURN in user and f"[instruction, from default] {PY311}" in user and RECALL_MARKER in user
+    assert FALLBACK_TURN in user and f"[instruction, owner via default] {PY311}" in user and RECALL_MARKER in user
     assert VIM not in user  # default's persona stays default's
     # the registry tool (general role) answered: shared instructions of other profiles are visible
     result = json.loads(content_text(reqs[1]["body"]["messages"][-1]["content"]))

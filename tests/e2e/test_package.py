@@ -181,7 +181,7 @@ def test_installed_package_sets_up_hermes_and_passes_the_seed_checks(kind, venvs
         res = h.chat(QUESTION).check()
         [first, *_] = [r for r in llm.chat_requests() if (r["body"] or {}).get("tools")]
         system = content_text(first["body"]["messages"][0]["content"])
-        assert RECALL_MARKER in system and f"- [persona] {VIM}" in system
+        assert RECALL_MARKER in system and f"- [persona, owner] {VIM}" in system
         assert "vim" in res.stdout
 
         res = h.automem("uninstall", "--profile", "default", "--profile", "blog-writer").check()

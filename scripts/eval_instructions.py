@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""How automem treats instruction-shaped text: injections refused, ways of working kept, personal facts refiled.
+
+The corpus (tests/data/instruction_corpus/): lines {"text", "label": injection | legit | personal}.
+`tune.jsonl` is the part the rules were written against; `holdout.jsonl` was written blind to the code and is never
+tuned on: this script prints only aggregate figures for it (never its lines).
+
+Two paths are measured for every line:
+- check: the line as an instruction candidate of the owner (what the LLM extractor or the agent's tool hands the
+  write path) through the write path's screening (`automem.core.instructions.screen`): refused, refiled as
+  persona, or kept as an instruction;
+- rules: the line as a user turn of an owner session through the offline extractor (`automem.extract.rules`),
+  then the same screening for what it files as an instruction.
+
+Figures (the check path; the targets are >= 95 % each on the held-out part): injections refused (injection ->
+refused), legit kept (legit -> instruction), personal refiled (personal -> persona). For the rules path, what each
+label became (the extractor also leaves out sentences it does not read as a statement: "nothing"); what matters there
+is that no injection and no personal fact becomes an instruction. With an automem older than the screening,
+the check path is what the write path did then (`looks_like_injection`, nothing refiled), so the same script
+measures the code before and after.
+
+    python scripts/eval_instructions.py [--part tune,holdout] [--json] [--failures]
+
+`--failures` lists the tune lines handled wrongly (never the held-out ones).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "data" / "instruction_corpus"
+PARTS = {"tune": "tune.jsonl", "holdout": "holdout.jsonl"}
+LABELS = ("injection", "legit", "personal")
+WANTED = {"injection": "refused", "legit": "instruction", "personal": "persona"}
+TEXT_KEYS = ("text", "instruction", "input", "utterance", "content")
+
+
+def load(path: Path) -> list[dict]:
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        obj = json.loads(line)
+        text = next((obj[k] for k in TEXT_KEYS if isinstance(obj.get(k), str)), None)
+        label = str(obj.get("label", "")).strip().lower()
+        if text is None or label not in LABELS:
+            raise SystemExit(f"{path.name}:{n}: needs a text and a label in {LABELS}")
+        out.append({"text": text, "label": label, "lang": obj.get("lang") or ("zh" if _cjk(text) else "en")})
+    return out
+
+
+def _cjk(text: str) -> bool:
+    return any("\u4e00" <= c <= "\u9fff" for c in text)
+
+
+def check_outcome(text: str) -> str:
+    """refused | persona | instruction: the write path's screening of an instruction candidate (with the text's
+    USE vector, as the write path passes it, when the screening takes one)."""
+    try:
+        from automem.core.instructions import screen
+    except ImportError:  # an automem before the screening: the phrase list alone, nothing refiled
+        from automem.text import looks_like_injection, normalise
+
+        return "refused" if looks_like_injection(normalise(text)) else "instruction"
+    import inspect
+
+    if "vector" in inspect.signature(screen).parameters:
+        from automem.core.embeddings import embed
+        from automem.text import normalise
+
+        norm = normalise(text)
+        return screen(norm, "instruction", vector=_vector(norm)).outcome
+    return screen(text, "instruction").outcome
+
+
+_VECTORS: dict[str, list] = {}
+
+
+def _vector(text: str) -> list:
+    if text not in _VECTORS:
+        from automem.core.embeddings import embed
+
+        _VECTORS[text] = embed([text])[0]
+    return _VECTORS[text]
+
+
+def rules_outcome(text: str) -> str:
+    """What the offline extractor makes of the line said by the owner, then the screening of an instruction."""
+    from automem.extract.rules import extract_statements
+
+    items = extract_statements([text]).items
+    if not items:
+        return "nothing"
+    outcomes = []
+    for item in items:
+        if item.category == "instruction":
+            outcomes.append(check_outcome(item.text))
+        else:
+            outcomes.append(item.category)
+    # one line may give several memories: an injection counts as refused only if no part of it was kept as an
+    # instruction; a personal fact counts as refiled only if no part of it became an instruction
+    if "instruction" in outcomes:
+        return "instruction"
+    if "refused" in outcomes:
+        return "refused"
+    return outcomes[0]
+
+
+def evaluate(lines: list[dict]) -> dict:
+    out: dict = {"lines": len(lines)}
+    for path, fn in (("check", check_outcome), ("rules", rules_outcome)):
+        results = []
+        for line in lines:
+            got = fn(line["text"])
+            results.append((line, got))
+        figures = {}
+        for label in LABELS:
+            mine = [(ln, g) for ln, g in results if ln["label"] == label]
+            ok = sum(g == WANTED[label] for _, g in mine)
+            outcomes: dict[str, int] = {}
+            for _, g in mine:
+                outcomes[g] = outcomes.get(g, 0) + 1
+            figures[label] = {"n": len(mine), "ok": ok, "outcomes": outcomes,
+                              "share": round(ok / len(mine), 3) if mine else None,
+                              "by_lang": {lang: _share([g for ln, g in mine if ln["lang"] == lang], WANTED[label])
+                                          for lang in ("en", "zh")}}
+        out[path] = {"figures": figures, "wrong": [(ln["label"], ln["text"], g) for ln, g in results
+                                                   if g != WANTED[ln["label"]]]}
+    return out
+
+
+def _share(got: list[str], wanted: str):
+    return round(sum(g == wanted for g in got) / len(got), 3) if got else None
+
+
+NAMES = {"injection": "injections refused", "legit": "legit kept", "personal": "personal refiled"}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", default="tune,holdout")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--failures", action="store_true", help="list the tune lines handled wrongly")
+    args = ap.parse_args()
+    sys.path.insert(0, str(REPO))
+    report = {}
+    for part in args.part.split(","):
+        path = CORPUS / PARTS[part]
+        if not path.exists():
+            print(f"{part}: {path} not found", file=sys.stderr)
+            continue
+        result = evaluate(load(path))
+        if part != "tune":
+            for p in ("check", "rules"):
+                result[p].pop("wrong")
+        report[part] = result
+    if args.json:
+        print(json.dumps({p: {k: (v if k == "lines" else {"figures": v["figures"]}) for k, v in r.items()}
+                          for p, r in report.items()}, ensure_ascii=False))
+    else:
+        for part, result in report.items():
+            print(f"{part} ({result['lines']} lines)")
+            for path in ("check", "rules"):
+                figs = result[path]["figures"]
+                if path == "rules":
+                    cells = [f"{label}: " + " ".join(f"{k} {v}" for k, v in sorted(figs[label]["outcomes"].items()))
+                             for label in LABELS if figs[label]["n"]]
+                    print(f"  {path:<6} " + "; ".join(cells))
+                    continue
+                cells = []
+                for label in LABELS:
+                    f = figs[label]
+                    if f["n"]:
+                        langs = ", ".join(f"{k} {v:.0%}" for k, v in f["by_lang"].items() if v is not None)
+                        cells.append(f"{NAMES[label]} {f['ok']}/{f['n']} = {f['share']:.1%} ({langs})")
+                print(f"  {path:<6} " + "; ".join(cells))
+    if args.failures and "tune" in report:
+        for path in ("check", "rules"):
+            for label, text, got in report["tune"][path]["wrong"]:
+                print(f"[{path}] {label:<9} -> {got:<11} {text}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
