@@ -679,15 +679,21 @@ def cmd_kanban_sync(args, ctx: Context) -> int:
 @command("install")
 def cmd_install(args, ctx: Context) -> int:
     from .hermes.install import run_install
+    from .hermes.tab import run_sync_tab
 
-    return run_install(args)
+    code = run_install(args)
+    run_sync_tab(args)  # the dashboard's Memory tab lives in the root, whichever profiles were installed
+    return code
 
 
 @command("uninstall")
 def cmd_uninstall(args, ctx: Context) -> int:
     from .hermes.install import run_uninstall
+    from .hermes.tab import run_sync_tab
 
-    return run_uninstall(args)
+    code = run_uninstall(args)
+    run_sync_tab(args)
+    return code
 
 
 @command("doctor")

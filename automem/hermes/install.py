@@ -697,6 +697,35 @@ def check_llm_endpoint(cfg) -> Check:
     return Check("llm endpoint", "fail", f"{url} answered HTTP {resp.status_code}", fix)
 
 
+def tab_dir(root: Path) -> Path:
+    """Where `hermes dashboard` finds the Memory tab: the root's plugins only (automem.hermes.tab keeps it)."""
+    return root / "plugins" / PLUGIN_NAME / "dashboard"
+
+
+def installed_profiles(root: Path) -> list[str]:
+    """The profiles of `root` whose home holds automem's plugin."""
+    return [p for p in list_profiles(root)
+            if (Location(root, p).profile_home / "plugins" / PLUGIN_NAME / "__init__.py").is_file()]
+
+
+def check_tab(root: Path) -> Check:
+    if not installed_profiles(root):
+        return Check("dashboard tab", "skip", "no profile of this root has automem")
+    fix = f"automem install --hermes-home {root}"
+    manifest = tab_dir(root) / "manifest.json"
+    if not manifest.is_file():
+        return Check("dashboard tab", "fail", f"{manifest} is missing", fix)
+    try:
+        _, data = read_config(root / "config.yaml")
+    except UsageError as exc:
+        return Check("dashboard tab", "fail", str(exc), f"fix the YAML in {root / 'config.yaml'}")
+    enabled = Y.get_path(data, "plugins", "enabled", default=[])
+    if not isinstance(enabled, list) or PLUGIN_NAME not in enabled:
+        return Check("dashboard tab", "fail", f"{PLUGIN_NAME} is not in plugins.enabled of {root / 'config.yaml'} "
+                                              f"(the dashboard serves only enabled plugins)", fix)
+    return Check("dashboard tab", "ok", f"the Memory tab is in {tab_dir(root)} (`hermes dashboard` shows it)")
+
+
 def doctor(locations: list[Location], check_llm: bool = False, sources: Sources | None = None) -> list[Check]:
     if sources is None:
         try:
@@ -708,6 +737,7 @@ def doctor(locations: list[Location], check_llm: bool = False, sources: Sources 
     for loc in locations:
         checks += check_profile(loc, sources, hermes)
     checks += check_core(locations[0], check_llm)
+    checks.append(check_tab(locations[0].root))
     return checks
 
 

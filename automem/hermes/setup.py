@@ -27,6 +27,7 @@ from ..paths import Location
 from . import yaml_edit as Y
 from .install import (PLUGIN_NAME, ConfigChange, change_config, config_path, find_hermes, find_sources,
                       install_profile, provider_of, read_config)
+from .tab import sync_tab
 
 KEY_ENV = "AUTOMEM_EXTRACT_API_KEY"  # AUTOMEM_<KEY> overrides config.yaml; Hermes loads the profile's .env
 OPENAI = {"extract_backend": "openai"}
@@ -254,8 +255,9 @@ def run_setup(hermes_home: str | os.PathLike, prompts: Prompts | None = None, *,
         if previous and previous != PLUGIN_NAME:  # the user picked automem in Hermes' wizard: one at a time
             change_config(config_path(loc), [Y.set_value("memory", "provider", value=PLUGIN_NAME)])
             step(f"memory provider {previous} replaced by automem")
-        installed = install_profile(loc, find_sources(), hermes=find_hermes())
-        for text in installed.steps:
+        sources = find_sources()
+        installed = install_profile(loc, sources, hermes=find_hermes())
+        for text in installed.steps + sync_tab(loc.root, sources):
             step(text)
     except AutomemError as exc:
         say(f"\n  ✗ {exc}\n")
