@@ -19,7 +19,7 @@ OWNER_SCOPE, ALL_SCOPES = "owner", "all"
 STATUSES = ("active", "superseded", "forgotten")
 DEFAULT_PAGE, MAX_PAGE, MAX_OFFSET = 50, 200, 1_000_000
 MAX_QUERY_CHARS = 500  # a question, not a document
-DEFAULT_K, MAX_K = 20, 50
+DEFAULT_K, MAX_K = 10, 50  # the agent's prefetch asks for max(recall_max_items, 5)
 MAX_TEXT_CHARS = 2000  # an edit's text (the write path applies its own, smaller limit)
 MAX_BODY_BYTES = 16 * 1024
 

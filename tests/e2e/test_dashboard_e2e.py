@@ -3,8 +3,8 @@
 One story, in order, on one Hermes root: `automem install` puts the tab in; memories in English and Chinese are
 added with the CLI (one of them updated, so it has a history); the dashboard is started; the backend refuses calls
 without the dashboard's session token; in the browser the tab lists the memories, a search finds one, the detail
-shows its text and chain, pin and forget change the store (checked with the `automem` CLI), and the keyboard
-reaches everything. The test leaves a screenshot of the tab at docs/images/memory-tab.png.
+shows its text and chain, pin and forget change the store (checked with the `automem` CLI), the keyboard
+reaches everything, and a broken setting shows as one readable line in the tab. The test leaves a screenshot of the tab at docs/images/memory-tab.png.
 """
 
 from __future__ import annotations
@@ -145,6 +145,16 @@ def test_the_memory_tab_end_to_end(root, tmp_path):
             gone = memories(root, "--all")[tea]
             assert gone["status"] == "forgotten" and gone["text"] is None
             assert not driver.find_elements(By.CSS_SELECTOR, "[data-testid=automem-error]")
+            # -- a broken setting is a readable line in the tab, not a blank page -----------------------------
+            config = root.config_path()
+            good = config.read_text(encoding="utf-8")
+            config.write_text(good.replace("extract_backend: rules", "extract_backend: rules\n  recall_pool: lots"),
+                              encoding="utf-8")
+            driver.refresh()
+            wait.until(lambda d: "settings cannot be used" in "".join(texts("[data-testid=automem-error]")))
+            assert "recall_pool" in texts("[data-testid=automem-error]")[0]
+            assert texts("[data-testid=automem-tab]"), "the tab itself is still there"
+            config.write_text(good, encoding="utf-8")
         finally:
             driver.quit()
     poll(lambda: dash.proc is None, deadline_s=5, what="the dashboard stopped")

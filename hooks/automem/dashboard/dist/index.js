@@ -497,7 +497,9 @@
     }
   }
 
-  function MemoryTab() { return h(Boundary, null, h(MemoryPage)); }
+  // Keyed by the address's profile: when the dashboard's own profile picker changes ?profile=, the tab starts over
+  // for that profile.
+  function MemoryTab() { return h(Boundary, { key: urlProfile() || "-" }, h(MemoryPage)); }
 
   window.__HERMES_PLUGINS__.register("automem", MemoryTab);
 })();
