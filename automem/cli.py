@@ -509,61 +509,24 @@ def tombstone_json(t: dict) -> dict:
 
 @command("forget")
 def cmd_forget(args, ctx: Context) -> int:
+    from .core.curation import forget_ids
+
     for i in args.ids:
         check_text_arg(i, "ID")
-    found = {m.id: m for m in ctx.store.get(args.ids)}
-    tombstoned = {t["id"] for t in ctx.store.tombstones()} if len(found) < len(set(args.ids)) else set()
-    missing = [i for i in args.ids if i not in found and i not in tombstoned]
-    if missing:
-        raise UsageError(f"no memory with id {', '.join(missing)} (see `automem list --all`)")
-    if args.user is not None:
-        others = [i for i in args.ids if i in found and found[i].scope != ctx.scope]
-        if others:
-            raise UsageError(f"{', '.join(others)} not in --user {args.user}'s memories (leave out --user to "
-                             f"forget any memory)")
-    changed = set(ctx.store.forget(args.ids))
+    scope = ctx.scope if args.user is not None else None
+    changed = forget_ids(ctx.store, args.ids, scope=scope, who=f"--user {args.user}")
     for i in args.ids:
-        state = "forgotten" if i in changed else "already forgotten"
-        ctx.emit({"id": i, "status": "forgotten", "changed": i in changed}, f"{state:<17} {i}")
+        state = "forgotten" if changed.get(i) else "already forgotten"
+        ctx.emit({"id": i, "status": "forgotten", "changed": bool(changed.get(i))}, f"{state:<17} {i}")
     return 0
 
 
-def _resolve_own(args, ctx: Context, verb: str) -> list:
-    """The memories `args.ids` names, as `pin` / `unpin` may change them: active, and of --profile and --user (a
-    pin is a mark on the memory itself, so only its own profile and person set it). UsageError otherwise."""
+def _set_pin(args, ctx: Context, value: int) -> int:
+    from .core.curation import set_pinned
+
     for i in args.ids:
         check_text_arg(i, "ID")
-    ids = list(dict.fromkeys(args.ids))
-    found = {m.id: m for m in ctx.store.get(ids)}
-    missing = [i for i in ids if i not in found or found[i].status == "forgotten"]
-    if missing:
-        raise UsageError(f"no memory with id {', '.join(missing)} (see `automem list`)")
-    inactive = [i for i in ids if found[i].status != "active"]
-    if inactive:
-        raise UsageError(f"{', '.join(inactive)} {'is' if len(inactive) == 1 else 'are'} not active (superseded: "
-                         f"{verb} the memory that replaced {'it' if len(inactive) == 1 else 'them'})")
-    others = [i for i in ids if found[i].profile != ctx.profile or found[i].scope != ctx.scope]
-    if others:
-        m = found[others[0]]
-        whose = f"profile {m.profile}" + (f", {m.scope}" if m.scope else " (the owner)")
-        again = f"automem {verb} {m.id} --profile {m.profile}" + (f" --user {m.scope}" if m.scope else "")
-        raise UsageError(f"{m.id} is a memory of {whose}, not of this --profile / --user; {verb} it there: `{again}`")
-    return [found[i] for i in ids]
-
-
-def _set_pin(args, ctx: Context, value: int) -> int:
-    verb = "pin" if value else "unpin"
-    with ctx.store.lock():  # read and write under the write lock: no other writer's change is overwritten
-        mems = _resolve_own(args, ctx, verb)
-        if value and any(m.wing not in ("user", "instruction") for m in mems):
-            episodic = [m.id for m in mems if m.wing not in ("user", "instruction")]
-            raise UsageError(f"{', '.join(episodic)}: only persona (user) and instruction memories enter the "
-                             f"system-prompt block; an episodic one is recalled when relevant")
-        changed = [m for m in mems if bool(m.pinned) != bool(value)]
-        for m in changed:
-            m.pinned = value
-        ctx.store.update_metadata(changed)
-    ids = {m.id for m in changed}
+    mems, ids = set_pinned(ctx.store, args.ids, ctx.profile, ctx.scope, bool(value))
     state = "pinned" if value else "unpinned"
     for m in mems:
         ctx.emit({"id": m.id, "pinned": value, "changed": m.id in ids},
@@ -776,15 +739,21 @@ def cmd_kanban_sync(args, ctx: Context) -> int:
 @command("install")
 def cmd_install(args, ctx: Context) -> int:
     from .hermes.install import run_install
+    from .hermes.tab import run_sync_tab
 
-    return run_install(args)
+    code = run_install(args)
+    run_sync_tab(args)  # the dashboard's Memory tab lives in the root, whichever profiles were installed
+    return code
 
 
 @command("uninstall")
 def cmd_uninstall(args, ctx: Context) -> int:
     from .hermes.install import run_uninstall
+    from .hermes.tab import run_sync_tab
 
-    return run_uninstall(args)
+    code = run_uninstall(args)
+    run_sync_tab(args)
+    return code
 
 
 @command("doctor")

@@ -122,6 +122,33 @@ def read_events(location: Location, event: str | None = None) -> list[dict]:
     return out
 
 
+def last_events(location: Location, event: str, n: int = 1, tail_bytes: int = 256 * 1024) -> list[dict]:
+    """The newest `n` events of one kind, newest first, read from the end of the log files (newest file first, the
+    last `tail_bytes` of each): what a status view needs without parsing megabytes of log."""
+    out: list[dict] = []
+    for path in reversed(log_files(location)):
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                size = fh.tell()
+                fh.seek(max(0, size - tail_bytes))
+                lines = fh.read().splitlines()
+        except OSError:
+            continue
+        if size > tail_bytes and lines:
+            lines = lines[1:]  # the first line read is likely cut
+        for line in reversed(lines):
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and rec.get("event") == event:
+                out.append(rec)
+                if len(out) >= n:
+                    return out
+    return out
+
+
 def text_forms(texts: Iterable[str]) -> list[str]:
     """The ways a text can appear in automem's files: as written and normalised, each as is and escaped inside
     JSON (both escapings)."""

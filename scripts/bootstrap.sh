@@ -23,6 +23,19 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   fi
   echo "$want" > "$stamp"
 fi
+# The Memory tab's browser tests (tests/e2e/test_dashboard_e2e.py) drive Debian's headless Chromium through its
+# WebDriver (chromium-driver), with CJK fonts so Chinese memories render in the screenshot: installed here, while
+# the network is there, when missing (about 300 MB; nothing downloads a browser at run time).
+if [ "${1:-}" = --test ] && { [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; }; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "bootstrap: installing chromium, chromium-driver and fonts-noto-cjk for the browser tests" >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver fonts-noto-cjk >/dev/null
+  else
+    echo "bootstrap: the browser tests need /usr/bin/chromium and /usr/bin/chromedriver: run" \
+         "'sudo apt-get install chromium chromium-driver fonts-noto-cjk' (they are skipped until then)" >&2
+  fi
+fi
 # The package tests (tests/e2e/test_package.py) build automem's wheel and sdist and install them, with
 # hermes-agent, into fresh virtualenvs while offline: a wheelhouse of the exact versions in .venv, plus the build
 # backend, made here while the network is there (about 160 MB; seconds from pip's cache).

@@ -265,11 +265,13 @@ def test_options_before_install_and_uninstall_act_on_that_home_and_profile(capsy
     assert code == 0, capsys.readouterr().err
     capsys.readouterr()
     assert (root / "profiles" / "p" / "plugins" / "automem").is_dir()
-    assert not (root / "plugins").exists() and not real.exists()
+    # the root gets only the dashboard's Memory tab (the dashboard reads the root's plugins alone)
+    assert [p.name for p in (root / "plugins" / "automem").iterdir()] == ["dashboard"] and not real.exists()
     code = main(["--hermes-home", str(root), "--profile", "p", "--json", "uninstall"])
     out = capsys.readouterr().out
     assert code == 0 and json.loads(out.splitlines()[0])["profile"] == "p"
     assert not (root / "profiles" / "p" / "plugins" / "automem").exists() and not real.exists()
+    assert not (root / "plugins" / "automem").exists()
 
 
 def test_json_before_the_command_prints_json(capsys, home):

@@ -176,7 +176,8 @@ def test_install_blog_writer_creates_the_profile_from_the_folder_layout(tmp_path
     assert data["plugins"]["enabled"] == ["automem"] and data["memory"]["provider"] == "automem"
     assert data["model"]["base_url"] == "http://127.0.0.1:18080/v1"
     assert (home / "plugins" / "automem" / "__init__.py").is_file()
-    assert not (root / "plugins" / "automem").exists()  # only the profile asked for
+    # only the profile asked for; the root gets the dashboard's Memory tab alone (no plugin.yaml: no agent plugin)
+    assert sorted(p.name for p in (root / "plugins" / "automem").iterdir()) == ["dashboard"]
     # an unknown profile is not invented
     code, _, err = cli(capsys, "install", "--hermes-home", str(root), "--profile", "nobody")
     assert code == 2 and "does not exist" in err
@@ -211,6 +212,48 @@ def test_all_profiles_and_uninstall_reverse_the_install(tmp_path, capsys, no_her
         rest = {k: v for k, v in after.items() if k not in ("memory", "plugins")}
         assert rest == {k: v for k, v in before[p].items() if k not in ("memory", "plugins")}
     assert "store is kept" in out
+
+
+def test_the_memory_tab_lives_in_the_root_while_any_profile_has_automem(tmp_path, capsys, no_hermes):
+    """Hermes' dashboard reads only the root's plugins/ and plugins.enabled: the tab is there whichever profiles have
+    automem, and goes with the last of them."""
+    root = hermes_root(tmp_path)
+    (root / "profiles" / "editor").mkdir(parents=True)
+    (root / "profiles" / "editor" / "config.yaml").write_text("model:\n  default: m\n")
+    tab = root / "plugins" / "automem" / "dashboard"
+    src = I.find_sources()
+
+    def root_enabled():
+        return yaml.safe_load((root / "config.yaml").read_text()).get("plugins", {}).get("enabled")
+
+    code, out, err = cli(capsys, "install", "--hermes-home", str(root), "--profile", "editor")
+    assert code == 0, err
+    assert I.tree_digest(tab) == I.tree_digest(src.plugin / "dashboard")
+    assert not (root / "plugins" / "automem" / "plugin.yaml").exists()
+    assert root_enabled() == ["automem"] and "restart `hermes dashboard`" in out
+    assert yaml.safe_load((root / "config.yaml").read_text()).get("memory") is None  # the root's provider untouched
+    checks = {c["name"]: c for c in map(json.loads, cli(capsys, "doctor", "--hermes-home", str(root), "--profile",
+                                                           "editor", "--json")[1].splitlines()) if "name" in c}
+    assert checks["dashboard tab"]["status"] == "ok"
+    # the default profile installed too, then uninstalled: the editor still has automem, so the tab stays
+    assert cli(capsys, "install", "--hermes-home", str(root))[0] == 0
+    assert (root / "plugins" / "automem" / "__init__.py").is_file() and (tab / "manifest.json").is_file()
+    assert cli(capsys, "uninstall", "--hermes-home", str(root))[0] == 0
+    assert sorted(p.name for p in (root / "plugins" / "automem").iterdir()) == ["dashboard"]
+    assert root_enabled() == ["automem"]
+    # the last one goes: so does the tab
+    code, out, err = cli(capsys, "uninstall", "--hermes-home", str(root), "--profile", "editor")
+    assert code == 0, err
+    assert not (root / "plugins" / "automem").exists() and root_enabled() == []
+    assert "removed the Memory tab" in out
+    # a tab missing or disabled is a doctor failure with its fix
+    assert cli(capsys, "install", "--hermes-home", str(root), "--profile", "editor")[0] == 0
+    import shutil
+
+    shutil.rmtree(tab)
+    checks = {c["name"]: c for c in map(json.loads, cli(capsys, "doctor", "--hermes-home", str(root), "--profile",
+                                                           "editor", "--json")[1].splitlines()) if "name" in c}
+    assert checks["dashboard tab"]["status"] == "fail" and "automem install" in checks["dashboard tab"]["fix"]
 
 
 def test_uninstall_leaves_another_provider_alone(tmp_path, capsys, no_hermes):

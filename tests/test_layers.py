@@ -1,6 +1,6 @@
 """The package's layers, checked: every import inside `automem/` points down.
 
-    cli  ->  hermes / ops  ->  extract  ->  core  ->  config / log  ->  text / paths / errors
+    cli / dashboard  ->  hermes / ops  ->  extract  ->  core  ->  config / log  ->  text / paths / errors
 
 A module may import its own layer's package (core modules import each other) or any layer below it; never a layer
 above, and never a sibling at the same height (hermes and ops do not import each other). Imports inside functions
@@ -27,7 +27,7 @@ HEIGHT = {
     "core": 2,
     "extract": 3,
     "hermes": 4, "ops": 4,
-    "cli": 5,
+    "cli": 5, "dashboard": 5,  # the dashboard's Memory tab: beside the CLI, over the same functions
 }
 FACADE = {"__init__", "__main__"}  # `import automem` (lazy re-exports) and `python -m automem`
 
@@ -198,7 +198,7 @@ def test_the_check_catches_an_import_cycle(tmp_path):
     assert import_cycles(fake) == []
 
 
-@pytest.mark.parametrize("layer", ["core", "extract", "hermes", "ops"])
+@pytest.mark.parametrize("layer", ["core", "extract", "hermes", "ops", "dashboard"])
 def test_each_layer_says_what_it_may_import(layer):
     doc = ast.get_docstring(ast.parse((PACKAGE / layer / "__init__.py").read_text(encoding="utf-8")))
     assert doc and "May import" in doc

@@ -621,6 +621,49 @@ def _visible_count(conn: sqlite3.Connection, cond: str, params: list, tallied: b
     return _COUNTS[key]
 
 
+def page(location: Location, where: dict | None = None, offset: int = 0, limit: int = 50
+         ) -> tuple[list[RecallItem], int] | None:
+    """One page of the indexed (active) memories passing `where`, newest first (`updated_at`, then `created_at`,
+    then id, all descending: the order of `Store.list`), and how many pass in all. None when the index cannot
+    answer (no index, or a filter on a field it does not hold): the caller reads the store instead.
+
+    The rows are read by walking the time index and stopping after the page: flat in the store's size for the first
+    pages (a deep page or a rare filter walks further, at most the whole index)."""
+    try:
+        cond, params = where_sql(where)
+    except ValueError:
+        return None
+    conn = _connect_ro(location)
+    if conn is None:
+        return None
+    try:
+        tallied = _meta(conn, "tally") == "1" and _keys(where or {}) <= _TALLIED
+        total = _visible_count(conn, cond, params, tallied)
+        by_time = _SELECT.replace("FROM memories m", "FROM memories m INDEXED BY memories_by_time")
+        rows = conn.execute(f"{by_time} WHERE {cond} ORDER BY m.updated_at DESC, m.created_at DESC, m.id DESC "
+                            f"LIMIT ? OFFSET ?", [*params, max(0, int(limit)), max(0, int(offset))]).fetchall()
+        return _items(rows), int(total)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+def scopes(location: Location, profile: str) -> dict[str, int] | None:
+    """{scope: active memories} of one profile (the owner's scope is ""), from the tally; None without an index."""
+    conn = _connect_ro(location)
+    if conn is None:
+        return None
+    try:
+        table = "tally" if _meta(conn, "tally") == "1" else "(SELECT profile, scope, 1 AS n FROM memories)"
+        return {scope: int(n) for scope, n in conn.execute(
+            f"SELECT scope, SUM(n) FROM {table} WHERE profile = ? GROUP BY scope HAVING SUM(n) > 0", [profile])}
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
 def _stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):

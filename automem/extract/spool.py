@@ -24,7 +24,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 from ..config import Config
 from ..errors import AutomemError, LLMError
@@ -212,10 +212,13 @@ def move_to_dead(location: Location, job: Job, error: str) -> None:
         pass
 
 
-def revive_dead(location: Location) -> list[str]:
-    """Move every dead job back into the spool with a fresh attempt budget (`automem drain --retry-dead`)."""
+def revive_dead(location: Location, ids: Collection[str] | None = None) -> list[str]:
+    """Move every dead job (or those of `ids`) back into the spool with a fresh attempt budget (`automem drain
+    --retry-dead`, the dashboard's retry)."""
     revived = []
     for job in dead_jobs(location):
+        if ids is not None and job.id not in ids:
+            continue
         job.attempts, job.next_attempt_at = 0, 0.0
         ensure_spool(location)
         write_atomic(job_path(location, job.id), job.to_json())

@@ -19,7 +19,7 @@ from . import yaml_edit as Y
 from ..errors import AutomemError, UsageError
 from ..paths import Location
 from .hermes_python import find_hermes, install_spec, interpreter_of, pip_command, probe_import
-from .plugin_files import PLUGIN_NAME, Sources, find_sources, tree_digest
+from .plugin_files import PLUGIN_NAME, Sources, find_sources, installed_profiles, tab_dir, tree_digest
 from .profile_config import config_path, provider_of, read_config
 
 
@@ -233,6 +233,24 @@ def check_llm_endpoint(cfg) -> Check:
     return Check("llm endpoint", "fail", f"{url} answered HTTP {resp.status_code}", fix)
 
 
+def check_tab(root) -> Check:
+    if not installed_profiles(root):
+        return Check("dashboard tab", "skip", "no profile of this root has automem")
+    fix = f"automem install --hermes-home {root}"
+    manifest = tab_dir(root) / "manifest.json"
+    if not manifest.is_file():
+        return Check("dashboard tab", "fail", f"{manifest} is missing", fix)
+    try:
+        _, data = read_config(root / "config.yaml")
+    except UsageError as exc:
+        return Check("dashboard tab", "fail", str(exc), f"fix the YAML in {root / 'config.yaml'}")
+    enabled = Y.get_path(data, "plugins", "enabled", default=[])
+    if not isinstance(enabled, list) or PLUGIN_NAME not in enabled:
+        return Check("dashboard tab", "fail", f"{PLUGIN_NAME} is not in plugins.enabled of {root / 'config.yaml'} "
+                                              f"(the dashboard serves only enabled plugins)", fix)
+    return Check("dashboard tab", "ok", f"the Memory tab is in {tab_dir(root)} (`hermes dashboard` shows it)")
+
+
 def doctor(locations: list[Location], check_llm: bool = False, sources: Sources | None = None) -> list[Check]:
     if sources is None:
         try:
@@ -244,4 +262,5 @@ def doctor(locations: list[Location], check_llm: bool = False, sources: Sources 
     for loc in locations:
         checks += check_profile(loc, sources, hermes)
     checks += check_core(locations[0], check_llm)
+    checks.append(check_tab(locations[0].root))
     return checks

@@ -28,21 +28,12 @@ from ..errors import AutomemError, UsageError
 from ..paths import Location, profile_name_problem, resolve_root_and_profile
 from .doctor import doctor
 from .hermes_python import ensure_interpreter, find_hermes
-from .plugin_files import PLUGIN_NAME, Sources, copy_tree, find_sources
+from .plugin_files import PLUGIN_NAME, Sources, copy_tree, find_sources, list_profiles
 from .profile_config import (backup, change_config, config_path, fragment_ops, install_ops, provider_of, read_config,
                              uninstall_ops)
 
 
 # -- profiles -----------------------------------------------------------------------------------------------------
-def list_profiles(root: Path) -> list[str]:
-    """`default` plus every profile folder under `<root>/profiles/`."""
-    names = ["default"]
-    pdir = root / "profiles"
-    if pdir.is_dir():
-        names += sorted(p.name for p in pdir.iterdir() if p.is_dir() and not p.name.startswith("."))
-    return names
-
-
 def target_locations(hermes_home: str | None, profiles: list[str] | None, all_profiles: bool) -> list[Location]:
     root, home_profile = resolve_root_and_profile(hermes_home)
     if all_profiles and profiles:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import UsageError
-from ..paths import PACKAGE_PARENT
+from ..paths import PACKAGE_PARENT, Location
 
 PLUGIN_NAME = "automem"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".DS_Store")
@@ -102,3 +102,24 @@ def copy_tree(src: Path, dest: Path) -> bool:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return True
+
+
+# -- where they are installed ----------------------------------------------------------------------------------------
+def list_profiles(root: Path) -> list[str]:
+    """`default` plus every profile folder under `<root>/profiles/`."""
+    names = ["default"]
+    pdir = root / "profiles"
+    if pdir.is_dir():
+        names += sorted(p.name for p in pdir.iterdir() if p.is_dir() and not p.name.startswith("."))
+    return names
+
+
+def installed_profiles(root: Path) -> list[str]:
+    """The profiles of `root` whose home holds automem's plugin."""
+    return [p for p in list_profiles(root)
+            if (Location(root, p).profile_home / "plugins" / PLUGIN_NAME / "__init__.py").is_file()]
+
+
+def tab_dir(root: Path) -> Path:
+    """Where `hermes dashboard` finds the Memory tab: the root's plugins only (automem.hermes.tab keeps it)."""
+    return root / "plugins" / PLUGIN_NAME / "dashboard"

@@ -29,6 +29,7 @@ from .hermes_python import find_hermes
 from .install import install_profile
 from .plugin_files import PLUGIN_NAME, find_sources
 from .profile_config import ConfigChange, change_config, config_path, provider_of, read_config
+from .tab import sync_tab
 
 KEY_ENV = "AUTOMEM_EXTRACT_API_KEY"  # AUTOMEM_<KEY> overrides config.yaml; Hermes loads the profile's .env
 OPENAI = {"extract_backend": "openai"}
@@ -256,8 +257,9 @@ def run_setup(hermes_home: str | os.PathLike, prompts: Prompts | None = None, *,
         if previous and previous != PLUGIN_NAME:  # the user picked automem in Hermes' wizard: one at a time
             change_config(config_path(loc), [Y.set_value("memory", "provider", value=PLUGIN_NAME)])
             step(f"memory provider {previous} replaced by automem")
-        installed = install_profile(loc, find_sources(), hermes=find_hermes())
-        for text in installed.steps:
+        sources = find_sources()
+        installed = install_profile(loc, sources, hermes=find_hermes())
+        for text in installed.steps + sync_tab(loc.root, sources):
             step(text)
     except AutomemError as exc:
         say(f"\n  ✗ {exc}\n")

@@ -1,0 +1,317 @@
+"""The Memory tab's one way into automem: every function the tab's backend calls on memories, the spool and the
+log lives here, each a thin call to the public function the CLI uses (`Store.recall` as `automem search`, the
+recall index's rows as `automem list`, `automem.core.curation` as `pin` / `unpin` / `forget`, the spool as
+`automem stats` and `drain --retry-dead`). When the typed API (`automem.Memories`) and issue 30's `show` / `edit`
+/ history arrive, this file is the one that changes; until then their parts of the answer say "not recorded" (see
+CAPABILITIES).
+
+One Store per process: two Chroma clients on one folder in one process share Chroma's cached system, so neither
+would see other processes' writes after a reopen, and `forget` (which closes its client to VACUUM) could not close
+the files. The Store is the one the CLI would open for the profile asked (its config: shared wings, recall
+weights); a request for another profile reopens it, under the lock every request holds.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..config import load_config
+from ..core import curation, index
+from ..core.memory import CATEGORY_OF_WING, OWNER, Memory
+from ..core.store import Store
+from ..errors import UsageError
+from ..extract.spool import dead_jobs, pending_jobs, revive_dead
+from ..log import last_events, log_event
+from ..paths import Location, resolve_root_and_profile
+from ..text import redact_secrets
+from .queries import ListQuery, SearchQuery, View
+
+# What the tab can offer today. Issue 30 (provenance) brings excerpts, history events and `edit`; issue 27 (trust)
+# brings the owner's confirmation of shared instructions. The page hides or marks what is False here.
+CAPABILITIES = {"edit": False, "excerpt": False, "history_events": False, "share": False, "judge_pairs": False}
+MAX_JOBS_SHOWN = 50
+MAX_CHAIN = 20  # steps followed each way along a superseded chain
+
+
+class NotFound(LookupError):
+    """No such profile or memory (HTTP 404)."""
+
+
+# -- where --------------------------------------------------------------------------------------------------------
+def launch_location() -> Location:
+    """The root and profile the dashboard was started for ($HERMES_HOME, else ~/.hermes)."""
+    return Location.resolve()
+
+
+def location_of(profile: str) -> Location:
+    """`profile` of the dashboard's root; NotFound when the root has no such profile."""
+    root, _ = resolve_root_and_profile(None)
+    loc = Location(root, profile)
+    if not loc.profile_home.is_dir():
+        raise NotFound(f"no profile {profile!r} under {root}")
+    return loc
+
+
+def profiles(root: Path) -> list[str]:
+    """`default` plus every profile folder under `<root>/profiles/` (as `automem install --all-profiles`)."""
+    names = ["default"]
+    folder = root / "profiles"
+    if folder.is_dir():
+        names += sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    return names
+
+
+# -- the store ----------------------------------------------------------------------------------------------------
+class Stores:
+    """The one Store this process keeps (see the module docstring), reopened when the profile or its settings
+    change. Every use holds the lock: requests take turns."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._store: Store | None = None
+        self._key: tuple | None = None
+
+    @staticmethod
+    def _key_of(loc: Location) -> tuple:
+        stamps = []
+        for path in (loc.root / "config.yaml", loc.profile_home / "config.yaml", loc.profile_home / ".env"):
+            try:
+                st = path.stat()
+                stamps.append((st.st_mtime_ns, st.st_size))
+            except OSError:
+                stamps.append(None)
+        return (str(loc.root), loc.profile, tuple(stamps))
+
+    @contextmanager
+    def use(self, loc: Location) -> Iterator[Store]:
+        with self._lock:
+            key = self._key_of(loc)
+            if self._store is None or key != self._key:
+                self.close()
+                self._store = Store(loc, load_config(loc))
+                self._key = key
+            yield self._store
+
+    def close(self) -> None:
+        with self._lock:
+            store, self._store, self._key = self._store, None, None
+            if store is not None:
+                store.close()
+
+
+STORES = Stores()
+
+
+# -- shapes -------------------------------------------------------------------------------------------------------
+def _shown(text: str | None) -> str | None:
+    """A memory's words as the page shows them: secrets redacted on the way out, as `automem export` does (a
+    memory stored before a pattern existed must not reach a screen or a screenshot)."""
+    return None if text is None else redact_secrets(text)
+
+
+def row_of(item: Any, status: str = "active") -> dict:
+    """A list row from a Memory or a recall-index item."""
+    return {"id": item.id, "text": _shown(item.text), "category": CATEGORY_OF_WING.get(item.wing, item.wing),
+            "wing": item.wing, "profile": item.profile, "scope": item.scope or OWNER,
+            "pinned": bool(item.pinned), "status": getattr(item, "status", status) or status,
+            "created_at": int(item.created_at or 0), "updated_at": int(item.updated_at or 0),
+            "room": item.room or "", "restated": int(item.restated or 0)}
+
+
+def tombstone_row(t: dict) -> dict:
+    """A forgotten memory: its id and where it was, never its words."""
+    wing = t.get("wing", "")
+    return {"id": t["id"], "text": None, "category": CATEGORY_OF_WING.get(wing, wing), "wing": wing,
+            "profile": t.get("profile", ""), "scope": t.get("scope", OWNER), "pinned": False, "status": "forgotten",
+            "created_at": int(t.get("created_at") or 0), "updated_at": int(t.get("forgotten_at") or 0),
+            "forgotten_at": int(t.get("forgotten_at") or 0), "room": t.get("room", ""), "restated": 0}
+
+
+# -- reads --------------------------------------------------------------------------------------------------------
+def list_memories(store: Store, q: ListQuery) -> dict:
+    """One page of memories, newest first, as `automem list` (--all for superseded and forgotten ones) shows them
+    for the view's profile and scope. Active ones are read from the recall index (a page costs the same at 100,000
+    memories as at 100); superseded ones from the store; forgotten ones are tombstones (ids only)."""
+    view = q.view
+    pinned = None if q.pinned is None else {"pinned": 1 if q.pinned else 0}
+    if q.status == "forgotten":
+        rows = [tombstone_row(t) for t in store.tombstones()
+                if t.get("profile") == view.profile and (q.wing is None or t.get("wing") == q.wing)
+                and (view.scope is None or t.get("scope", OWNER) == view.scope) and not q.pinned]
+        rows.sort(key=lambda r: (r["forgotten_at"], r["id"]), reverse=True)
+        return {"items": rows[q.offset:q.offset + q.limit], "total": len(rows), "source": "tombstones"}
+    if q.status == "active":
+        store.ensure_index()  # what recall does first: a stale index is rebuilt once
+        flt = store.where(view.profile, wing=q.wing, extra=pinned, scopes=view.scopes)
+        got = index.page(store.location, flt, q.offset, q.limit)
+        if got is not None:
+            items, total = got
+            return {"items": [row_of(i) for i in items], "total": total, "source": "index"}
+        mems = store.list(view.profile, wing=q.wing, where=pinned, scopes=view.scopes)
+    else:
+        where = {"status": q.status, **(pinned or {})}
+        mems = store.list(view.profile, wing=q.wing, include_hidden=True, where=where, scopes=view.scopes)
+    return {"items": [row_of(m) for m in mems[q.offset:q.offset + q.limit]], "total": len(mems), "source": "store"}
+
+
+def search_memories(store: Store, q: SearchQuery) -> dict:
+    """What the agent would be shown for `q.query`: the same hybrid recall (`Store.recall`) as `automem search`."""
+    hits = store.recall(q.query, k=q.k, profile=q.view.profile, wing=q.wing, scopes=q.view.scopes)
+    return {"items": [{**row_of(m), "distance": round(float(d), 4)} for m, d in hits], "total": len(hits)}
+
+
+def overview(store: Store, view: View) -> dict:
+    """What the page's filters offer: the root's profiles, the scopes (people, chats) this profile holds memories
+    of, and the active memories per category."""
+    store.ensure_index()
+    loc = store.location
+    per_scope = index.scopes(loc, view.profile) or {}
+    counts = index.counts(loc)
+    owner = counts.get("owner", {}).get(view.profile, {})
+    return {"profile": view.profile, "profiles": profiles(loc.root), "root": str(loc.root),
+            "scopes": [{"scope": s, "memories": n} for s, n in sorted(per_scope.items())],
+            "owner_by_category": {CATEGORY_OF_WING.get(w, w): n for w, n in sorted(owner.items())},
+            "capabilities": dict(CAPABILITIES)}
+
+
+def _chain(store: Store, m: Memory) -> dict:
+    """What `m` replaced (the memories whose `superseded_by` names it, and theirs, back along the chain) and what
+    replaced it (forward along `superseded_by`), from the records' own links."""
+    replaced: list[dict] = []
+    frontier = [m.id]
+    seen = {m.id}
+    for _ in range(MAX_CHAIN):
+        if not frontier:
+            break
+        older = [o for o in store.iter_records(where={"superseded_by": {"$in": frontier}} if len(frontier) > 1
+                                               else {"superseded_by": frontier[0]}) if o.id not in seen]
+        older.sort(key=lambda o: (o.updated_at or o.created_at, o.id), reverse=True)
+        replaced += [row_of(o) for o in older]
+        seen.update(o.id for o in older)
+        frontier = [o.id for o in older]
+    replaced_by: list[dict] = []
+    nxt = m.superseded_by
+    while nxt and nxt not in seen and len(replaced_by) < MAX_CHAIN:
+        seen.add(nxt)
+        found = store.get([nxt])
+        if not found:
+            replaced_by.append({"id": nxt, "text": None, "status": "forgotten"})
+            break
+        replaced_by.append(row_of(found[0]))
+        nxt = found[0].superseded_by
+    return {"replaced": replaced, "replaced_by": replaced_by}
+
+
+def memory_detail(store: Store, memory_id: str) -> dict:
+    """One memory with its provenance and its chain, as far as the store records them (the owner's view: any
+    memory of the root, like `automem list --all-profiles --all-users`). NotFound for an unknown id."""
+    found = store.get([memory_id])
+    if not found:
+        tomb = next((t for t in store.tombstones() if t["id"] == memory_id), None)
+        if tomb is None:
+            raise NotFound(f"no memory with id {memory_id}")
+        return {"memory": tombstone_row(tomb), "provenance": None, "history": None, "capabilities": dict(CAPABILITIES)}
+    m = found[0]
+    provenance = {
+        "session_id": m.session_id or None, "task_id": m.task_id or None, "job": m.job or None,
+        "origin": m.room or None, "added_by": m.added_by or None,
+        "who": "owner" if m.scope == OWNER else m.scope,
+        "created_at": int(m.created_at or 0), "updated_at": int(m.updated_at or 0), "restated": int(m.restated or 0),
+        "excerpt": None,  # issue 30: the words it was learned from ("not recorded" until then)
+        "other": {k: v for k, v in sorted(m.extra.items()) if isinstance(v, (str, int, float, bool))},
+    }
+    history = {**_chain(store, m), "events": None}  # issue 30: history events ("not recorded" until then)
+    return {"memory": {**row_of(m), "superseded_by": m.superseded_by or None}, "provenance": provenance,
+            "history": history, "capabilities": dict(CAPABILITIES)}
+
+
+# -- changes (the CLI's own functions) --------------------------------------------------------------------------
+def set_pinned(store: Store, memory_id: str, view: View, value: bool) -> dict:
+    mems, changed = curation.set_pinned(store, [memory_id], view.profile, view.scope or OWNER, value)
+    return {"id": memory_id, "pinned": value, "changed": memory_id in changed}
+
+
+def forget(store: Store, memory_id: str) -> dict:
+    """`automem forget ID`: every copy goes (the owner's dashboard forgets any memory, as the CLI without --user)."""
+    changed = curation.forget_ids(store, [memory_id])
+    return {"id": memory_id, "status": "forgotten", "changed": bool(changed.get(memory_id))}
+
+
+def edit(store: Store, memory_id: str, view: View, text: str) -> dict:
+    """`automem edit ID TEXT` arrives with issue 30; until then the page does not offer it."""
+    raise NotImplementedError("editing a memory arrives with `automem edit` (issue 30); until then forget it and "
+                              "add the corrected one with `automem add`")
+
+
+# -- the pipeline -----------------------------------------------------------------------------------------------
+def _job_row(job, failed: bool) -> dict:
+    return {"id": job.id, "profile": job.profile, "session_id": job.session_id or None,
+            "task_id": job.task_id or None, "origin": job.origin, "created_at": job.created_at,
+            "attempts": job.attempts, "next_attempt_at": job.next_attempt_at or None,
+            "error": redact_secrets(job.last_error) if job.last_error else None, "failed": failed}
+
+
+def _disk_bytes(folder: Path) -> int:
+    total = 0
+    for dirpath, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def health(store: Store) -> dict:
+    """The pipeline, as `automem stats` and `doctor` see it: jobs waiting and failed (with their errors), the last
+    extraction, and the store's size."""
+    loc = store.location
+    waiting, failed = pending_jobs(loc), dead_jobs(loc)
+    last = last_events(loc, "job", 1)
+    job = last[0] if last else None
+    store.ensure_index()
+    counts = index.counts(loc)
+    active = sum(n for per in counts.get("owner", {}).values() for n in per.values()) + \
+        sum(v.get("memories", 0) for v in counts.get("others", {}).values())
+    return {
+        "waiting": {"count": len(waiting), "jobs": [_job_row(j, False) for j in waiting[:MAX_JOBS_SHOWN]]},
+        "failed": {"count": len(failed), "jobs": [_job_row(j, True) for j in failed[:MAX_JOBS_SHOWN]]},
+        "last_extraction": None if job is None else {
+            "at": job.get("ts"), "status": job.get("status"), "job": job.get("job"), "profile": job.get("profile"),
+            "backend": job.get("backend"), "error": job.get("error") or None},
+        "store": {"backend": store.backend, "active": active, "records": store.count(),
+                  "forgotten": len(store.tombstones()),
+                  "disk_bytes": _disk_bytes(loc.chroma_dir) + _disk_bytes(loc.automem_dir / "index")
+                  if store.backend == "embedded" else None},
+        "judge_pairs": None,  # related pairs waiting for `automem compact --judge`: not counted yet
+        "checked_at": time.time(),
+    }
+
+
+def retry_failed(root: Path, job_id: str | None = None) -> dict:
+    """`automem drain --retry-dead` without waiting: the failed jobs (or the one named) go back into the spool with
+    a fresh attempt budget, and the detached drainer the hooks start takes them (one per root at a time, draining
+    one profile: the first revived job's; other profiles' jobs are taken by their next session's drainer)."""
+    from ..extract.pipeline import spawn_detached_drainer
+
+    loc = Location(root, "default")
+    failed = {j.id: j for j in dead_jobs(loc)}
+    if job_id is not None and job_id not in failed:
+        raise NotFound(f"no failed job {job_id}")
+    revived = revive_dead(loc, None if job_id is None else {job_id})
+    owners = list(dict.fromkeys(failed[j].profile for j in revived if j in failed))
+    pid = None
+    if owners:
+        pid = spawn_detached_drainer(Location(root, owners[0]))
+    log_event(loc, "dashboard_retry", jobs=revived, drainer=pid)
+    return {"revived": revived, "drainer_started": pid is not None, "profiles": owners}
+
+
+__all__ = ["STORES", "Stores", "NotFound", "UsageError", "CAPABILITIES", "launch_location", "location_of", "profiles",
+           "list_memories", "search_memories", "overview", "memory_detail", "set_pinned", "forget", "edit", "health",
+           "retry_failed"]
