@@ -81,7 +81,10 @@ def test_the_list_is_newest_first_paged_and_filtered_as_the_cli_lists(client, ca
     assert [m["id"] for m in page["items"]] == [tea, vim] and page["total"] == 3 and page["source"] == "index"
     assert page["items"][0]["text"] == "用户住在杭州,喜欢喝龙井茶"  # stored normalised (NFKC) and page["items"][0]["category"] == "persona"
     assert ids(client.get(f"{API}/memories", params={"category": "instruction"})) == [rule]
-    # a person's view: their own memories plus the owner's instructions (what their session may see), as --user
+    # a person's view: their own memories, plus the owner's instructions once the owner shared them with everyone
+    # (what their session may see), as --user
+    assert ids(client.get(f"{API}/memories", params={"scope": PERSON})) == [person]
+    cli(capsys, "share", rule)
     assert ids(client.get(f"{API}/memories", params={"scope": PERSON})) == [person, rule]
     assert set(ids(client.get(f"{API}/memories", params={"scope": "all"}))) == {rule, tea, vim, person}
     # another profile reads its own and the shared instruction wing, as `automem list --profile coder`

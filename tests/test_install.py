@@ -221,14 +221,14 @@ def test_the_memory_tab_lives_in_the_root_while_any_profile_has_automem(tmp_path
     (root / "profiles" / "editor").mkdir(parents=True)
     (root / "profiles" / "editor" / "config.yaml").write_text("model:\n  default: m\n")
     tab = root / "plugins" / "automem" / "dashboard"
-    src = I.find_sources()
+    src = plugin_files.find_sources()
 
     def root_enabled():
         return yaml.safe_load((root / "config.yaml").read_text()).get("plugins", {}).get("enabled")
 
     code, out, err = cli(capsys, "install", "--hermes-home", str(root), "--profile", "editor")
     assert code == 0, err
-    assert I.tree_digest(tab) == I.tree_digest(src.plugin / "dashboard")
+    assert plugin_files.tree_digest(tab) == plugin_files.tree_digest(src.plugin / "dashboard")
     assert not (root / "plugins" / "automem" / "plugin.yaml").exists()
     assert root_enabled() == ["automem"] and "restart `hermes dashboard`" in out
     assert yaml.safe_load((root / "config.yaml").read_text()).get("memory") is None  # the root's provider untouched

@@ -7,7 +7,7 @@ and update decisions never cross scopes.
 
 from __future__ import annotations
 
-from automem.core.memory import OWNER, memory_id
+from automem.core.memory import Memory, OWNER, memory_id
 from automem.core.sharing import awaiting_confirmation, share, unshare
 from automem.core.store import SCHEMA_VERSION, Store
 from automem.core.visibility import is_visible, visible_where
@@ -90,8 +90,10 @@ def test_only_the_owners_active_instructions_can_be_shared_and_each_is_checked_f
     mine = add(store, "Write SQL keywords in upper case", wing="instruction")
     persona = add(store, "The user lives in Hangzhou")
     bobs = add(store, "Always answer in French", wing="instruction", scope=BOB)
-    personal = add(store, "Send invoices to the accountant Li Wei at 13812345678", wing="instruction")
-    assert personal.wing == "instruction"  # a way of working, but with personal data in it
+    # a way of working with personal data in it, stored before the write path refused phone numbers
+    personal = Memory(id="m_" + "7" * 24, text="Send invoices to the accountant Li Wei at 13812345678",
+                      wing="instruction", profile="default", room="cli", created_at=1, updated_at=1)
+    store.add([personal], store.embed([personal.text]))
     result = share(store, [mine.id, persona.id, bobs.id, personal.id, "m_missing"])
     assert result.changed == [mine.id]
     assert set(result.refused) == {persona.id, bobs.id, personal.id, "m_missing"}
