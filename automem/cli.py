@@ -259,9 +259,6 @@ def _print_decision(ctx: Context, d) -> None:
     ctx.emit(d.to_json(), f"{d.action:<9} {d.id or '-':<26} [{d.wing}] {text}{extra}  ({d.reason})")
 
 
-MAX_JSON_DEPTH = 64  # deeper nesting is not a memory file; json would recurse until it fails
-
-
 def read_input(path: str) -> bytes:
     """The bytes of FILE, or of stdin for "-"; a missing or unreadable file is a usage error."""
     if path == "-":
@@ -273,80 +270,10 @@ def read_input(path: str) -> bytes:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def decode_utf8(raw: bytes, where: str) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{where}: not valid UTF-8 (byte {exc.start + 1}); save the file as UTF-8") from None
-
-
-def loads(text: str, where: str):
-    """json.loads with every failure as one line: bad JSON, nesting too deep, a lone surrogate escape."""
-    depth = _max_depth(text)
-    if depth > MAX_JSON_DEPTH:
-        raise UsageError(f"{where}: JSON nested {depth} levels deep (at most {MAX_JSON_DEPTH})")
-    try:
-        obj = json.loads(text)
-    except RecursionError:
-        raise UsageError(f"{where}: JSON nested too deeply") from None
-    except ValueError as exc:
-        raise UsageError(f"{where}: not JSON ({getattr(exc, 'msg', exc)})") from None
-    bad = _surrogate_in(obj)
-    if bad:
-        raise UsageError(f"{where}: {bad} holds a lone surrogate escape (\\ud800-\\udfff): not text")
-    return obj
-
-
-def _max_depth(text: str) -> int:
-    """The deepest bracket nesting outside strings (cheap, and no recursion)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth -= 1
-    return deepest
-
-
-def _surrogate_in(obj, where: str = "a value") -> str | None:
-    from .text import scrub_surrogates
-
-    if isinstance(obj, str):
-        return where if scrub_surrogates(obj) != obj else None
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            found = _surrogate_in(k, "a key") or _surrogate_in(v, f"field {k!r}")
-            if found:
-                return found
-    if isinstance(obj, list):
-        for v in obj:
-            found = _surrogate_in(v, where)
-            if found:
-                return found
-    return None
-
-
 def _read_jsonl(path: str) -> Iterable[tuple[int, dict]]:
-    raw = read_input(path)
-    for n, line in enumerate(raw.splitlines(), 1):
-        text = decode_utf8(line, f"{path}:{n}")
-        if not text.strip():
-            continue
-        obj = loads(text, f"{path}:{n}")
-        if not isinstance(obj, dict):
-            raise UsageError(f"{path}:{n}: expected a JSON object")
-        yield n, obj
+    from .ops.jsonl import jsonl_objects
+
+    return jsonl_objects(read_input(path), path)
 
 
 def check_text_arg(value: str, what: str) -> str:
@@ -456,6 +383,7 @@ def search_query(obj, where: str, profile: str, k: int) -> tuple[str, str, int]:
 def search_file(args, ctx: Context) -> int:
     """`search --file`: every query of the file in this one process (the model and the store load once), one JSON
     line out per query line, in order; a bad line gets {"line", "error"} and the others still run."""
+    from .ops.jsonl import decode_utf8, loads
     from .text import json_safe
 
     raw = read_input(args.file)  # a missing file: exit 2
@@ -492,19 +420,14 @@ def cmd_list(args, ctx: Context) -> int:
     for m in items:
         ctx.emit(m.to_json(), _memory_line(m))
     if args.all:  # forgotten memories: their ids only, the words are gone
+        from .ops.transfer import tombstone_json
+
         for t in ctx.store.tombstones():
             if (profile is None or t.get("profile") == profile) and (args.wing is None or t.get("wing") == args.wing) \
                     and (scopes is None or t.get("scope", "") in scopes):
                 ctx.emit(tombstone_json(t), f"{t['id']}  [{t.get('wing')}/{t.get('profile')}] (forgotten: words "
                                             f"deleted)")
     return 0
-
-
-def tombstone_json(t: dict) -> dict:
-    """A forgotten memory as `list --all` and `export --forgotten` show it: no text."""
-    return {"id": t["id"], "text": None, "status": "forgotten", "tombstone": True,
-            **{k: t[k] for k in ("wing", "profile", "scope", "room", "task_id", "created_at", "forgotten_at", "text_sha")
-               if k in t}}
 
 
 @command("forget")
@@ -591,98 +514,29 @@ def cmd_unshare(args, ctx: Context) -> int:
 
 @command("export")
 def cmd_export(args, ctx: Context) -> int:
-    from .paths import open_private
+    from .ops.transfer import check_export_target, export_lines, export_to_file
 
-    folder = os.path.dirname(os.path.abspath(args.file)) if args.file else ""
-    if args.file and not os.path.isdir(folder):
-        raise UsageError(f"cannot write {args.file}: no folder {folder} (create the folder first)")
-    from .text import redact_secrets
-
-    # Redacted on the way out too: a memory stored before a pattern existed must not leave in a file.
-    lines = [json.dumps({**m.to_json(), "text": redact_secrets(m.text)}, ensure_ascii=False)
-             for m in sorted(ctx.store.iter_records(), key=lambda m: (m.created_at, m.id)) if m.status != "forgotten"]
-    if args.forgotten:  # ids and hashes only: on import they keep automatic sources from bringing them back
-        lines += [json.dumps(tombstone_json(t), ensure_ascii=False) for t in ctx.store.tombstones()]
     if args.file:
-        try:
-            out = open_private(args.file)  # 0600: an export holds every memory of every profile
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.file}: {exc.strerror}"
-                             + (" (create the folder first)" if isinstance(exc, FileNotFoundError) else "")) from None
-        with out:
-            out.write("".join(line + "\n" for line in lines))
-        ctx.emit({"exported": len(lines), "file": args.file}, f"exported {len(lines)} memories to {args.file}")
+        check_export_target(args.file)  # before the store is opened
+        n = export_to_file(ctx.store, args.file, forgotten=args.forgotten)
+        ctx.emit({"exported": n, "file": args.file}, f"exported {n} memories to {args.file}")
     else:
-        sys.stdout.write("".join(line + "\n" for line in lines))
+        sys.stdout.write("".join(line + "\n" for line in export_lines(ctx.store, forgotten=args.forgotten)))
     return 0
-
-
-ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,128}$"
-
-
-def import_record(obj: dict, where: str, profile: str):
-    """(Memory or None, tombstone or None) for one export line, checked as `add` checks text; UsageError if not."""
-    import re
-
-    from .core.memory import STATUSES, WINGS, Memory
-    from .core.forgetting import tombstone_key
-    from .paths import profile_name_problem
-    from .text import validate
-
-    mid, text = obj.get("id"), obj.get("text")
-    if not isinstance(mid, str) or not re.match(ID_PATTERN, mid):
-        raise UsageError(f"{where}: needs a string field \"id\" (letters, digits, _ . : -; at most 128)")
-    meta = {k: v for k, v in obj.items() if k not in ("id", "text", "tombstone")}
-    if any(isinstance(v, (dict, list)) or v is None for v in meta.values()):
-        raise UsageError(f"{where}: metadata values must be strings, numbers or booleans")
-    if meta.get("wing") not in WINGS or meta.get("status", "active") not in STATUSES:
-        raise UsageError(f"{where}: wing must be one of {', '.join(WINGS)} and status one of {', '.join(STATUSES)}")
-    owner = meta.get("profile", profile)
-    problem = profile_name_problem(owner)
-    if problem:
-        raise UsageError(f"{where}: {problem}")
-    if obj.get("tombstone") or meta.get("status") == "forgotten":
-        # A forgotten memory stays forgotten, and its words are not stored again (an older export may hold them).
-        scope = meta.get("scope", "")
-        sha = meta.get("text_sha") or (tombstone_key(owner, text, scope) if isinstance(text, str) else "")
-        if not isinstance(sha, str) or not sha:
-            raise UsageError(f"{where}: a forgotten memory needs \"text_sha\" (or its text)")
-        keep = ("wing", "scope", "room", "task_id", "created_at", "forgotten_at")
-        return None, {"id": mid, "text_sha": sha, "profile": owner, "status": "forgotten",
-                      **{k: meta[k] for k in keep if k in meta}}
-    if not isinstance(text, str):
-        raise UsageError(f"{where}: needs a string field \"text\"")
-    norm, reason = validate(text)
-    if norm is None:
-        raise UsageError(f"{where}: {reason}")
-    meta.setdefault("room", "import")
-    meta["profile"] = owner
-    return Memory.from_record(mid, norm, meta), None
 
 
 @command("import")
 def cmd_import(args, ctx: Context) -> int:
-    mems, tombs, seen, skipped = [], [], set(), []
-    for n, obj in _read_jsonl(args.file):
-        where = f"{args.file}:{n}"
-        try:
-            mem, tomb = import_record(obj, where, ctx.profile)
-            if obj.get("id") in seen:
-                raise UsageError(f"{where}: id {obj['id']} appears twice")
-        except UsageError as exc:
-            if not args.skip_invalid:
-                raise UsageError(f"{exc}; nothing was imported (--skip-invalid imports the other lines)") from None
-            skipped.append(str(exc))
-            continue
-        seen.add(obj["id"])
-        (mems if mem is not None else tombs).append(mem if mem is not None else tomb)
-    for line in skipped:
+    from .ops.transfer import plan_import, run_import
+
+    plan = plan_import(((f"{args.file}:{n}", obj) for n, obj in _read_jsonl(args.file)), ctx.profile,
+                       skip_invalid=args.skip_invalid)
+    report = run_import(ctx.store, plan)
+    for line in report.skipped:
         print(f"automem: skipped {line}", file=sys.stderr)
-    n = ctx.store.import_memories(mems)
-    t = ctx.store.add_tombstones(tombs)
-    extra = f", {t} forgotten (ids only)" if t else ""
-    extra += f", {len(skipped)} invalid lines skipped" if skipped else ""
-    ctx.emit({"imported": n, "forgotten": t, "skipped": len(skipped)}, f"imported {n} memories{extra}")
+    extra = f", {report.forgotten} forgotten (ids only)" if report.forgotten else ""
+    extra += f", {len(report.skipped)} invalid lines skipped" if report.skipped else ""
+    ctx.emit(report.to_json(), f"imported {report.imported} memories{extra}")
     return 0
 
 
@@ -828,10 +682,10 @@ def cmd_extract(args, ctx: Context) -> int:
     from .extract.pipeline import extract_now
     from .extract.transcript import read_transcript_file
 
+    from .ops.jsonl import check_depth, decode_utf8
+
     raw = decode_utf8(read_input(args.file), args.file)
-    depth = _max_depth(raw)
-    if depth > MAX_JSON_DEPTH:
-        raise UsageError(f"{args.file}: JSON nested {depth} levels deep (at most {MAX_JSON_DEPTH})")
+    check_depth(raw, args.file)
     try:
         messages = read_transcript_file(raw)
     except RecursionError:

@@ -1,0 +1,147 @@
+"""`automem export` and `automem import`: every memory as JSON lines, and back.
+
+An export holds every memory of every profile (ids, text, metadata, status), its text redacted on the way out, and
+with `forgotten` the tombstones of forgotten memories (ids and hashes, never words). An import stores the lines
+exactly as exported (ids and metadata kept, text re-embedded), each text checked as `add` checks it; by default one
+invalid line imports nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from ..errors import UsageError
+
+ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,128}$"
+
+
+def tombstone_json(t: dict) -> dict:
+    """A forgotten memory as `list --all` and `export --forgotten` show it: no text."""
+    return {"id": t["id"], "text": None, "status": "forgotten", "tombstone": True,
+            **{k: t[k] for k in ("wing", "profile", "scope", "room", "task_id", "created_at", "forgotten_at", "text_sha")
+               if k in t}}
+
+
+def export_lines(store: Any, forgotten: bool = False) -> list[str]:
+    """The export of `store`, one JSON line per memory (oldest first), then with `forgotten` its tombstones."""
+    from ..text import redact_secrets
+
+    # Redacted on the way out too: a memory stored before a pattern existed must not leave in a file.
+    lines = [json.dumps({**m.to_json(), "text": redact_secrets(m.text)}, ensure_ascii=False)
+             for m in sorted(store.iter_records(), key=lambda m: (m.created_at, m.id)) if m.status != "forgotten"]
+    if forgotten:  # ids and hashes only: on import they keep automatic sources from bringing them back
+        lines += [json.dumps(tombstone_json(t), ensure_ascii=False) for t in store.tombstones()]
+    return lines
+
+
+def check_export_target(path: str) -> None:
+    """UsageError when `path` cannot be an export file (before anything is read)."""
+    import os
+
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"cannot write {path}: no folder {folder} (create the folder first)")
+
+
+def export_to_file(store: Any, path: str, forgotten: bool = False) -> int:
+    """Write the export of `store` to `path`, owner-only (it holds every memory of every profile). Returns the
+    number of lines; UsageError when the file cannot be written (checked before the store is read)."""
+    from ..paths import open_private
+
+    check_export_target(path)
+    lines = export_lines(store, forgotten)
+    try:
+        out = open_private(path)  # 0600: an export holds every memory of every profile
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}"
+                         + (" (create the folder first)" if isinstance(exc, FileNotFoundError) else "")) from None
+    with out:
+        out.write("".join(line + "\n" for line in lines))
+    return len(lines)
+
+
+def import_record(obj: dict, where: str, profile: str):
+    """(Memory or None, tombstone or None) for one export line, checked as `add` checks text; UsageError if not."""
+    from ..core.memory import STATUSES, WINGS, Memory
+    from ..core.forgetting import tombstone_key
+    from ..paths import profile_name_problem
+    from ..text import validate
+
+    mid, text = obj.get("id"), obj.get("text")
+    if not isinstance(mid, str) or not re.match(ID_PATTERN, mid):
+        raise UsageError(f"{where}: needs a string field \"id\" (letters, digits, _ . : -; at most 128)")
+    meta = {k: v for k, v in obj.items() if k not in ("id", "text", "tombstone")}
+    if any(isinstance(v, (dict, list)) or v is None for v in meta.values()):
+        raise UsageError(f"{where}: metadata values must be strings, numbers or booleans")
+    if meta.get("wing") not in WINGS or meta.get("status", "active") not in STATUSES:
+        raise UsageError(f"{where}: wing must be one of {', '.join(WINGS)} and status one of {', '.join(STATUSES)}")
+    owner = meta.get("profile", profile)
+    problem = profile_name_problem(owner)
+    if problem:
+        raise UsageError(f"{where}: {problem}")
+    if obj.get("tombstone") or meta.get("status") == "forgotten":
+        # A forgotten memory stays forgotten, and its words are not stored again (an older export may hold them).
+        scope = meta.get("scope", "")
+        sha = meta.get("text_sha") or (tombstone_key(owner, text, scope) if isinstance(text, str) else "")
+        if not isinstance(sha, str) or not sha:
+            raise UsageError(f"{where}: a forgotten memory needs \"text_sha\" (or its text)")
+        keep = ("wing", "scope", "room", "task_id", "created_at", "forgotten_at")
+        return None, {"id": mid, "text_sha": sha, "profile": owner, "status": "forgotten",
+                      **{k: meta[k] for k in keep if k in meta}}
+    if not isinstance(text, str):
+        raise UsageError(f"{where}: needs a string field \"text\"")
+    norm, reason = validate(text)
+    if norm is None:
+        raise UsageError(f"{where}: {reason}")
+    meta.setdefault("room", "import")
+    meta["profile"] = owner
+    return Memory.from_record(mid, norm, meta), None
+
+
+@dataclass
+class ImportPlan:
+    """What an import file holds, checked line by line before the store is opened."""
+
+    memories: list = field(default_factory=list)
+    tombstones: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)  # one line per invalid line left out (with skip_invalid)
+
+
+@dataclass
+class ImportReport:
+    imported: int = 0
+    forgotten: int = 0  # tombstones stored (ids only)
+    skipped: list = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"imported": self.imported, "forgotten": self.forgotten, "skipped": len(self.skipped)}
+
+
+def plan_import(objects: Iterable[tuple[str, dict]], profile: str, skip_invalid: bool = False) -> ImportPlan:
+    """Check (where, object) pairs of an export. An invalid line raises UsageError (nothing is to be imported),
+    unless `skip_invalid`: then it is listed in `skipped` and the others go in."""
+    plan, seen = ImportPlan(), set()
+    for where, obj in objects:
+        try:
+            mem, tomb = import_record(obj, where, profile)
+            if obj.get("id") in seen:
+                raise UsageError(f"{where}: id {obj['id']} appears twice")
+        except UsageError as exc:
+            if not skip_invalid:
+                raise UsageError(f"{exc}; nothing was imported (--skip-invalid imports the other lines)") from None
+            plan.skipped.append(str(exc))
+            continue
+        seen.add(obj["id"])
+        (plan.memories if mem is not None else plan.tombstones).append(mem if mem is not None else tomb)
+    return plan
+
+
+def run_import(store: Any, plan: ImportPlan) -> ImportReport:
+    """Store what `plan_import` accepted."""
+    report = ImportReport(skipped=list(plan.skipped))
+    report.imported = store.import_memories(plan.memories)
+    report.forgotten = store.add_tombstones(plan.tombstones)
+    return report
