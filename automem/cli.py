@@ -270,10 +270,10 @@ def read_input(path: str) -> bytes:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def _read_jsonl(path: str) -> Iterable[tuple[int, dict]]:
-    from .ops.jsonl import jsonl_objects
+def _read_jsonl(path: str, max_line_bytes: int | None = None) -> Iterable[tuple[int, dict]]:
+    from .ops.jsonl import MAX_LINE_BYTES, jsonl_objects
 
-    return jsonl_objects(read_input(path), path)
+    return jsonl_objects(read_input(path), path, max_line_bytes or MAX_LINE_BYTES)
 
 
 def check_text_arg(value: str, what: str) -> str:
@@ -383,7 +383,7 @@ def search_query(obj, where: str, profile: str, k: int) -> tuple[str, str, int]:
 def search_file(args, ctx: Context) -> int:
     """`search --file`: every query of the file in this one process (the model and the store load once), one JSON
     line out per query line, in order; a bad line gets {"line", "error"} and the others still run."""
-    from .ops.jsonl import decode_utf8, loads
+    from .ops.jsonl import check_line, decode_utf8, loads
     from .text import json_safe
 
     raw = read_input(args.file)  # a missing file: exit 2
@@ -391,6 +391,7 @@ def search_file(args, ctx: Context) -> int:
     for n, line in enumerate(raw.splitlines(), 1):
         where = f"{args.file}:{n}"
         try:
+            check_line(line, where)
             text = decode_utf8(line, where)
             if not text.strip():
                 continue
@@ -527,9 +528,9 @@ def cmd_export(args, ctx: Context) -> int:
 
 @command("import")
 def cmd_import(args, ctx: Context) -> int:
-    from .ops.transfer import plan_import, run_import
+    from .ops.transfer import MAX_LINE_BYTES, plan_import, run_import
 
-    plan = plan_import(((f"{args.file}:{n}", obj) for n, obj in _read_jsonl(args.file)), ctx.profile,
+    plan = plan_import(((f"{args.file}:{n}", obj) for n, obj in _read_jsonl(args.file, MAX_LINE_BYTES)), ctx.profile,
                        skip_invalid=args.skip_invalid)
     report = run_import(ctx.store, plan)
     for line in report.skipped:

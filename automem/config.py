@@ -178,6 +178,86 @@ def _validate(cfg: Config) -> None:
         bad("chroma_url", "expected http(s)://host:port (e.g. http://10.0.0.5:8000), or empty for the embedded store")
 
 
+MAX_CONFIG_BYTES = 4 << 20  # a Hermes config.yaml is a few KB
+MAX_YAML_DEPTH = 64  # nesting, aliases expanded
+MAX_YAML_VALUES = 100_000  # values once aliases are expanded: an alias bomb ("billion laughs") has billions
+
+
+class YamlRefused(Exception):
+    """A config file past the bounds above (its message says which)."""
+
+
+def _bounded_loader():
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        """SafeLoader that stops composing past MAX_YAML_DEPTH (before Python's recursion limit)."""
+
+        _depth = 0
+
+        def compose_node(self, parent, index):
+            self._depth += 1
+            try:
+                if self._depth > MAX_YAML_DEPTH:
+                    raise YamlRefused(f"nested more than {MAX_YAML_DEPTH} levels deep")
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+
+    return Loader
+
+
+def _check_expansion(node) -> None:
+    """Refuse a document whose aliases expand past MAX_YAML_VALUES values or MAX_YAML_DEPTH levels, or into
+    themselves. Linear in the composed document (each node's expanded size is worked out once), so an alias bomb
+    costs what its few lines cost."""
+    import yaml
+
+    size: dict[int, tuple[int, int]] = {}  # id(node) -> (values, depth) once expanded
+    on_path: set[int] = set()
+    stack = [(node, False)]
+    while stack:
+        current, done = stack.pop()
+        key = id(current)
+        if isinstance(current, yaml.MappingNode):
+            children = [n for pair in current.value for n in pair]
+        elif isinstance(current, yaml.SequenceNode):
+            children = list(current.value)
+        else:
+            children = []
+        if done:
+            on_path.discard(key)
+            values = 1 + sum(size[id(c)][0] for c in children)
+            depth = 1 + max((size[id(c)][1] for c in children), default=0)
+            if values > MAX_YAML_VALUES:
+                raise YamlRefused(f"aliases expand to more than {MAX_YAML_VALUES} values (an alias bomb?)")
+            if depth > MAX_YAML_DEPTH:
+                raise YamlRefused(f"nested more than {MAX_YAML_DEPTH} levels deep once aliases are expanded")
+            size[key] = (values, depth)
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise YamlRefused("an alias refers to the value that holds it (a recursive alias)")
+        on_path.add(key)
+        stack.append((current, True))
+        stack.extend((c, False) for c in children if id(c) not in size)
+
+
+def load_yaml(text: str) -> Any:
+    """yaml.safe_load within the bounds above; YamlRefused (or a YAMLError) when the text is past them. For every
+    read of a Hermes config.yaml (automem's section here, the whole file in `automem install` / `doctor`)."""
+    loader = _bounded_loader()(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def read_yaml_section(path: Path) -> dict:
     """The `automem:` mapping of a Hermes config.yaml ({} when the file or the section is absent)."""
     if not path.is_file():
@@ -185,14 +265,21 @@ def read_yaml_section(path: Path) -> dict:
     import yaml  # pyyaml is cheap next to chromadb; still kept off the import path of `automem`
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: {size} bytes (at most {MAX_CONFIG_BYTES}); not a config file automem reads")
+        data = load_yaml(path.read_text(encoding="utf-8")) or {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
+    except YamlRefused as exc:
+        raise ConfigError(f"{path}: {exc}; fix the YAML (automem reads its `automem:` section)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"{path}{where}: {problem}; fix the YAML (automem reads its `automem:` section)") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply; fix the YAML (automem reads its `automem:` section)") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     section = data.get("automem") or {}

@@ -99,6 +99,20 @@ def segment(text: str) -> str:
     return " ".join(_units(text))
 
 
+# A question longer than this is cut before it is embedded, segmented or ranked: a pasted 1 MB log would otherwise
+# cost seconds and gigabytes on Hermes' path. Its start and its end are kept (where a question about a paste is).
+MAX_QUERY_CHARS = 2000
+_CUT = " … "
+
+
+def bound_query(query: str) -> str:
+    """`query` within MAX_QUERY_CHARS: as is when short enough, else its start and its end."""
+    if len(query) <= MAX_QUERY_CHARS:
+        return query
+    half = (MAX_QUERY_CHARS - len(_CUT)) // 2
+    return query[:half] + _CUT + query[len(query) - half:]
+
+
 def query_terms(text: str) -> list[str]:
     """The distinct topic-bearing terms of a question, in order."""
     seen: dict[str, None] = {}
@@ -538,7 +552,7 @@ def keyword_search(location: Location, query: str, where: dict | None = None, li
     (DF_CAP), else estimated; a term held by more than COMMON_DF memories is not searched on (the two rarest terms
     are, when every term is that common); and the best BM25 candidates are taken from the keyword index first, then
     filtered by visibility, with the full filtered query only when too few of them are visible."""
-    terms = query_terms(query)
+    terms = query_terms(bound_query(query))
     conn = _connect_ro(location) if terms else None
     if conn is None:
         return [], {}

@@ -26,6 +26,57 @@ INT_KEYS = ("created_at", "updated_at", "pinned", "restated")
 # users too), through `automem.core.sharing.share`. Only the owner's instructions carry anything but "".
 AUDIENCE_EVERYONE = "everyone"
 
+# What a stored number may be. A time is seconds since 1970 up to the last second of year 9999 (what `datetime` can
+# show); a count at most a billion. A record holding more (an edited export, an older automem) is read clamped
+# (`clamp`), so one impossible number cannot stop recall (SQLite's integers end at 2^63), and `import` refuses it.
+MAX_TIMESTAMP = 253_402_300_799
+MAX_COUNT = 10 ** 9
+STRING_KEYS = ("wing", "category", "room", "profile", "scope", "added_by", "session_id", "task_id", "status",
+               "superseded_by", "job")
+MAX_STRING_CHARS = 1024  # a metadata string automem owns (ids, scopes, rooms)
+
+
+def upper_bound(key: str) -> int:
+    """The largest value the number `key` (one of INT_KEYS, or a tombstone's forgotten_at) may hold."""
+    return 1 if key == "pinned" else MAX_COUNT if key == "restated" else MAX_TIMESTAMP
+
+
+def value_problem(key: str, value: Any) -> str | None:
+    """Why `value` cannot be the metadata field `key` automem owns (None: it can). Plain, so `import` refuses
+    what `automem doctor` reports."""
+    if key in INT_KEYS or key == "forgotten_at":
+        if key == "pinned" and isinstance(value, bool):
+            return None
+        hi = upper_bound(key)
+        what = ("a time in whole seconds" if hi == MAX_TIMESTAMP else "a count" if key == "restated" else "0 or 1")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"must be {what} from 0 to {hi}, not {type(value).__name__}"
+        if value != value or not 0 <= value <= hi:  # NaN compares unequal to itself
+            return f"must be {what} from 0 to {hi}"
+        return None
+    if key in STRING_KEYS:
+        if not isinstance(value, str):
+            return f"must be a string, not {type(value).__name__}"
+        if len(value) > MAX_STRING_CHARS:
+            return f"holds {len(value)} characters (at most {MAX_STRING_CHARS})"
+    return None
+
+
+def clamp(key: str, value: Any) -> int:
+    """The number `key` holds, read as an int within its bounds (0 for what is not a number)."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return 0
+    if not isinstance(value, (int, float)) or value != value:
+        return 0
+    hi = upper_bound(key)
+    if key == "pinned":
+        return 1 if value else 0
+    return int(min(max(value, 0), hi))
+
+
 # Whose memory it is, beside the profile. "" is the owner (CLI sessions, kanban workers, `automem add`, the
 # gateway ids configured as the owner): profile-wide memory, and the only source of shared instructions. Anyone
 # else gets a scope of their own: "user:<platform>:<id>" for a person, "chat:<platform>:<chat>[:<thread>]" for what
@@ -84,14 +135,7 @@ class Memory:
         known.pop("category", None)  # derived from the wing
         for k in INT_KEYS:
             if k in known:
-                try:
-                    known[k] = int(known[k])
-                except (TypeError, ValueError):
-                    known[k] = 0
-        if "pinned" in known:
-            known["pinned"] = 1 if known["pinned"] else 0
-        if "restated" in known:
-            known["restated"] = max(0, known["restated"])
+                known[k] = clamp(k, known[k])
         for k in ("wing", "profile", "room", "scope", "added_by", "session_id", "task_id", "status", "superseded_by",
                   "job", "audience"):
             if k in known and known[k] is None:

@@ -24,7 +24,7 @@ from ..config import Config
 from ..paths import Location
 from ..text import neutralise_fences, recall_block  # recalled context is never extracted again
 from . import index
-from .index import RecallItem, newest_first  # noqa: F401 - part of this module's interface
+from .index import MAX_QUERY_CHARS, RecallItem, bound_query, newest_first  # noqa: F401 - this module's interface
 from .visibility import OWNER, visible_where
 from .visibility import is_visible as _is_visible
 
@@ -306,6 +306,7 @@ def prefetch_block(location: Location, config: Config, query: str, *, store=None
     task record on the word "kanban"; past tasks reach workers through the relevance-ranked kanban block."""
     if not query or not query.strip():
         return "", []
+    query = bound_query(query)
     from . import resident_client
 
     where = {"room": {"$ne": TASK_ROOM}}

@@ -439,6 +439,7 @@ class Store(Forgetting):
 
         if not query or not query.strip():
             return []
+        query = index.bound_query(query)  # a pasted log costs what a long question costs
         pool = max(self.config.recall_pool, k)
         embedding = self.embed([query])[0]
         indexed = False

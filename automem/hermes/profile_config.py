@@ -33,8 +33,12 @@ def read_config(path: Path) -> tuple[str, dict]:
         text = path.read_text(encoding="utf-8")  # universal newlines: the editor sees "\n" (change_config keeps CRLF)
     except UnicodeDecodeError:
         raise UsageError(f"{path}: not valid UTF-8; save it as UTF-8, then run the command again") from None
+    from ..config import YamlRefused, load_yaml
+
     try:
-        data = yaml.safe_load(text) if text.strip() else {}
+        data = load_yaml(text) if text.strip() else {}
+    except YamlRefused as exc:
+        raise UsageError(f"{path}: {exc}; fix it, then run the command again") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""

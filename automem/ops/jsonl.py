@@ -10,6 +10,7 @@ from ..errors import UsageError
 from ..text import scrub_surrogates
 
 MAX_JSON_DEPTH = 64  # deeper nesting is not a memory file; json would recurse until it fails
+MAX_LINE_BYTES = 1 << 20  # a line of JSONL input (a memory, a query) is far shorter
 
 
 def decode_utf8(raw: bytes, where: str) -> str:
@@ -79,10 +80,16 @@ def surrogate_in(obj: Any, where: str = "a value") -> str | None:
     return None
 
 
-def jsonl_objects(raw: bytes, name: str) -> Iterator[tuple[int, dict]]:
+def check_line(line: bytes, where: str, max_bytes: int = MAX_LINE_BYTES) -> None:
+    if len(line) > max_bytes:
+        raise UsageError(f"{where}: a line of {len(line)} bytes (at most {max_bytes})")
+
+
+def jsonl_objects(raw: bytes, name: str, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, dict]]:
     """(line number, object) for every non-blank line of JSONL `raw` (read from `name`); UsageError at the first
-    line that is not a JSON object."""
+    line that is not a JSON object, or longer than `max_line_bytes`."""
     for n, line in enumerate(raw.splitlines(), 1):
+        check_line(line, f"{name}:{n}", max_line_bytes)
         text = decode_utf8(line, f"{name}:{n}")
         if not text.strip():
             continue

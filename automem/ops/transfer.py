@@ -16,6 +16,14 @@ from typing import Any, Iterable
 from ..errors import UsageError
 
 ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,128}$"
+# Bounds of one export line, beyond those of `add` (text) and of the metadata automem owns
+# (automem.core.memory.value_problem). A real line is a few hundred bytes.
+MAX_LINE_BYTES = 64 * 1024
+MAX_EXTRA_KEYS = 32  # metadata keys automem does not own (related_to, judged_new, another tool's), per line
+MAX_EXTRA_CHARS = 4096
+EXTRA_KEY = r"^[A-Za-z_][A-Za-z0-9_.:\-]{0,63}$"
+MAX_EXTRA_NUMBER = 2 ** 53  # beyond, a float no longer holds every whole number (and Chroma's ints end at 2^63)
+TEXT_SHA = r"^[0-9a-f]{16,64}$"
 
 
 def tombstone_json(t: dict) -> dict:
@@ -49,22 +57,76 @@ def check_export_target(path: str) -> None:
 def export_to_file(store: Any, path: str, forgotten: bool = False) -> int:
     """Write the export of `store` to `path`, owner-only (it holds every memory of every profile). Returns the
     number of lines; UsageError when the file cannot be written (checked before the store is read)."""
-    from ..paths import open_private
-
     check_export_target(path)
     lines = export_lines(store, forgotten)
-    try:
-        out = open_private(path)  # 0600: an export holds every memory of every profile
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}"
-                         + (" (create the folder first)" if isinstance(exc, FileNotFoundError) else "")) from None
-    with out:
+    with open_export_file(path) as out:
         out.write("".join(line + "\n" for line in lines))
     return len(lines)
 
 
+def open_export_file(path: str):
+    """`path` opened for writing, owner-only, never through a symbolic link and never a file that has another
+    name (a hard link): either would let the export land in, and chmod, a file the user did not name. UsageError
+    (one line) otherwise."""
+    import errno
+    import os
+    import stat
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"cannot write {path}: it is a symbolic link, and an export never writes through one; "
+                             f"give the file's own name or a new one") from None
+        raise UsageError(f"cannot write {path}: {exc.strerror}"
+                         + (" (create the folder first)" if isinstance(exc, FileNotFoundError) else "")) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"cannot write {path}: not a regular file")
+        if st.st_nlink > 1:
+            raise UsageError(f"cannot write {path}: the file has another name too (a hard link); give a new file name")
+        os.fchmod(fd, 0o600)  # 0600 whatever the umask, an existing file too: an export holds every memory
+        os.ftruncate(fd, 0)
+        return os.fdopen(fd, "w", encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _field(where: str, key: str, problem: str) -> UsageError:
+    return UsageError(f"{where}: field {json.dumps(key[:64])} {problem}")
+
+
+def check_metadata(meta: dict, where: str) -> None:
+    """UsageError naming the first field of an export line's metadata that is out of bounds: a number automem owns
+    outside its range (a time past year 9999, NaN, a negative count), an oversized string, too many unknown keys,
+    an unknown key's odd name or value."""
+    from ..core.memory import METADATA_KEYS, value_problem
+
+    extra = [k for k in meta if k not in METADATA_KEYS and k not in ("forgotten_at", "text_sha")]
+    if len(extra) > MAX_EXTRA_KEYS:
+        raise UsageError(f"{where}: metadata holds {len(extra)} keys automem does not know (at most {MAX_EXTRA_KEYS})")
+    for key, value in meta.items():
+        if key in extra:
+            if not re.match(EXTRA_KEY, key):
+                raise _field(where, key, "is not a metadata key name (letters, digits, _ . : -; at most 64)")
+            if isinstance(value, str) and len(value) > MAX_EXTRA_CHARS:
+                raise _field(where, key, f"holds {len(value)} characters (at most {MAX_EXTRA_CHARS})")
+            if isinstance(value, float) and (value != value or abs(value) > MAX_EXTRA_NUMBER):
+                raise _field(where, key, f"must be a finite number of at most 2^53")
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_EXTRA_NUMBER:
+                raise _field(where, key, f"must be a number of at most 2^53")
+            continue
+        problem = value_problem(key, value)
+        if problem:
+            raise _field(where, key, problem)
+
+
 def import_record(obj: dict, where: str, profile: str):
-    """(Memory or None, tombstone or None) for one export line, checked as `add` checks text; UsageError if not."""
+    """(Memory or None, tombstone or None) for one export line, checked as `add` checks text and within the
+    bounds of `check_metadata`; UsageError if not."""
     from ..core.memory import STATUSES, WINGS, Memory
     from ..core.forgetting import tombstone_key
     from ..paths import profile_name_problem
@@ -78,6 +140,7 @@ def import_record(obj: dict, where: str, profile: str):
         raise UsageError(f"{where}: metadata values must be strings, numbers or booleans")
     if meta.get("wing") not in WINGS or meta.get("status", "active") not in STATUSES:
         raise UsageError(f"{where}: wing must be one of {', '.join(WINGS)} and status one of {', '.join(STATUSES)}")
+    check_metadata(meta, where)
     owner = meta.get("profile", profile)
     problem = profile_name_problem(owner)
     if problem:
@@ -88,9 +151,12 @@ def import_record(obj: dict, where: str, profile: str):
         sha = meta.get("text_sha") or (tombstone_key(owner, text, scope) if isinstance(text, str) else "")
         if not isinstance(sha, str) or not sha:
             raise UsageError(f"{where}: a forgotten memory needs \"text_sha\" (or its text)")
+        if not re.match(TEXT_SHA, sha):
+            raise _field(where, "text_sha", "must be the hex digest `export --forgotten` wrote")
         keep = ("wing", "scope", "room", "task_id", "created_at", "forgotten_at")
         return None, {"id": mid, "text_sha": sha, "profile": owner, "status": "forgotten",
-                      **{k: meta[k] for k in keep if k in meta}}
+                      **{k: int(meta[k]) if k in ("created_at", "forgotten_at") else meta[k]
+                         for k in keep if k in meta}}
     if not isinstance(text, str):
         raise UsageError(f"{where}: needs a string field \"text\"")
     norm, reason = validate(text)
