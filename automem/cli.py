@@ -203,10 +203,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--forgotten", action="store_true",
                    help="also the forgotten memories: id, hash and metadata, never their words")
 
-    p = add("import", "store memories from an export, exactly as exported, each checked as `add` checks it")
+    p = add("import", "store memories from an export, exactly as exported, each checked as `add` checks it; memories "
+                      "forgotten here stay forgotten unless --restore-forgotten")
     p.add_argument("file", help='JSONL from `automem export` ("-" for stdin)')
     p.add_argument("--skip-invalid", action="store_true",
                    help="import the valid lines and report the others (default: an invalid line imports nothing)")
+    p.add_argument("--restore-forgotten", action="store_true",
+                   help="also the memories forgotten in this store since the export was made (by default they stay "
+                        "forgotten: their lines are skipped and counted)")
 
     add("stats", "counts per profile / wing / status, and the extraction spool")
 
@@ -532,11 +536,16 @@ def cmd_import(args, ctx: Context) -> int:
 
     plan = plan_import(((f"{args.file}:{n}", obj) for n, obj in _read_jsonl(args.file, MAX_LINE_BYTES)), ctx.profile,
                        skip_invalid=args.skip_invalid)
-    report = run_import(ctx.store, plan)
+    report = run_import(ctx.store, plan, restore_forgotten=args.restore_forgotten)
     for line in report.skipped:
         print(f"automem: skipped {line}", file=sys.stderr)
+    if report.skipped_forgotten:
+        n = report.skipped_forgotten
+        print(f"automem: {n} line{'s' if n > 1 else ''} skipped: {'their memories were' if n > 1 else 'its memory was'} "
+              f"forgotten here (`automem import --restore-forgotten` imports them again)", file=sys.stderr)
     extra = f", {report.forgotten} forgotten (ids only)" if report.forgotten else ""
     extra += f", {len(report.skipped)} invalid lines skipped" if report.skipped else ""
+    extra += f", {report.skipped_forgotten} forgotten here left out" if report.skipped_forgotten else ""
     ctx.emit(report.to_json(), f"imported {report.imported} memories{extra}")
     return 0
 

@@ -4,8 +4,9 @@ Hermes never sees a traceback from automem; what went wrong is written here inst
 `automem stats` read it back).
 
 The log never holds the words of a memory or a conversation: fields that carry them (`text`, `*_text`, `content`,
-`answer_preview`, `query`) are written as a hash (`sha256:<16 hex>`, the same digest as `automem.text.text_digest`),
-and every other string has its secrets redacted. It rotates at LOG_MAX_BYTES (LOG_BACKUPS old files kept), and
+`answer_preview`, `query`) are written as a hash (`sha256:<16 hex>`, the same digest as `automem.text.text_digest`);
+a reason keeps only its kind and distance (`features`: "a different fact (distance 0.19)", never the words it
+quotes), a note loses what it quotes (`unquoted`); every other string has its secrets redacted. It rotates at LOG_MAX_BYTES (LOG_BACKUPS old files kept), and
 `purge_lines` takes every line that holds given words out (what `forget` calls, for lines older than these rules).
 """
 
@@ -13,9 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .paths import Location, ensure_private_dir
 from .text import normalise, redact_secrets, text_digest
@@ -23,6 +25,33 @@ from .text import normalise, redact_secrets, text_digest
 LOG_MAX_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 3  # automem.log.1 .. automem.log.3
 TEXT_FIELDS = frozenset({"text", "content", "answer_preview", "query", "transcript"})
+
+
+REASON_FIELDS = frozenset({"reason"})
+NOTE_FIELDS = frozenset({"parse_notes", "note"})  # sentences of automem's own, quoting texts between quotes
+_DISTANCE = re.compile(r"\(distance (\d+(?:\.\d+)?)\)\s*\)*\s*$")
+# Where a reason's own words end: the detail in brackets, after a colon, or in quotes is taken from the texts.
+_QUOTE = r"(?<![^\W\d_])['\"\u2018\u201c\u00ab\u2039`]"  # an opening quote: not an apostrophe inside a word
+_DETAIL = re.compile(r"\(|: |" + _QUOTE)
+_QUOTED = re.compile(_QUOTE + r"(?:[^\\'\"]|\\.)*.?")
+
+
+def unquoted(note: str) -> str:
+    """`note` with every quoted stretch (a text it cites, as repr() writes it) replaced by '…'."""
+    return _QUOTED.sub("'…'", note)
+
+
+def features(reason: str) -> str:
+    """A decision's reason as the log keeps it: what kind of decision it was and the distance, without the words
+    it quotes from the texts ("announced as a change of the same slot (name biscuit -> muffin) (distance 0.24)"
+    -> "announced as a change of the same slot (distance 0.24)"; "judge: new (...)" -> "judge: new ...")."""
+    judge = reason.startswith("judge: ")
+    body = reason[len("judge: "):] if judge else reason
+    head = _DETAIL.split(body, 1)[0].strip().rstrip(",;")
+    if judge:
+        head = "judge: " + head
+    found = _DISTANCE.search(reason)
+    return head + (f" (distance {found.group(1)})" if found else "")
 
 
 def hashed(text: str) -> str:
@@ -42,6 +71,10 @@ def safe_fields(value: Any, key: str = "") -> Any:
     if isinstance(value, str):
         if _is_text_field(key):
             return hashed(value) if value else value
+        if key in REASON_FIELDS:
+            return features(value)
+        if key in NOTE_FIELDS:
+            return redact_secrets(unquoted(value))
         return redact_secrets(value)
     return value
 
@@ -179,17 +212,27 @@ def mentions(value: Any, norms: Iterable[str]) -> bool:
 
 def purge_lines(location: Location, texts: Iterable[str]) -> int:
     """Remove every line holding one of `texts` (in any form, see `mentions`) from the log folder's files (the
-    log, its rotations, the drainer's stderr). Returns the number of lines removed. Lines appended while a file
-    is rewritten are carried over."""
+    log, its rotations, the drainer's stderr). Returns the number of lines removed."""
     norms = [normalise(t) for t in texts if t]
-    if not norms or not location.logs_dir.is_dir():
+    if not norms:
         return 0
-    removed = 0
+    return rewrite_lines(location, lambda line: None if _line_mentions(line, norms) else line)[0]
+
+
+def rewrite_lines(location: Location, rewrite: Callable[[bytes], bytes | None]) -> tuple[int, int]:
+    """Pass every line of the log folder's files through `rewrite` (None: the line goes; other bytes replace it).
+    Returns (lines removed, lines changed). Lines appended while a file is rewritten are carried over (rewritten
+    too)."""
+    if not location.logs_dir.is_dir():
+        return 0, 0
+    removed = changed = 0
     with _lock(location):
         for path in sorted(location.logs_dir.iterdir()):
-            if path.is_file() and not path.name.startswith("."):
-                removed += _purge_file(path, norms)
-    return removed
+            if path.is_file() and not path.is_symlink() and not path.name.startswith("."):
+                gone, edited = _rewrite_file(path, rewrite)
+                removed += gone
+                changed += edited
+    return removed, changed
 
 
 def _line_mentions(line: bytes, norms: list[str]) -> bool:
@@ -200,16 +243,16 @@ def _line_mentions(line: bytes, norms: list[str]) -> bool:
         return mentions(text, norms)
 
 
-def _purge_file(path: Path, norms: list[str]) -> int:
+def _rewrite_file(path: Path, rewrite: Callable[[bytes], bytes | None]) -> tuple[int, int]:
     try:
         fh = open(path, "rb")
     except OSError:
-        return 0
+        return 0, 0
     with fh:
         data = fh.read()
-        kept, removed = _filter(data, norms)
-        if not removed:
-            return 0
+        kept, removed, changed = _filter(data, rewrite)
+        if not removed and not changed:
+            return 0, 0
         tmp = path.with_name(f".{path.name}.{os.getpid()}.purge")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
@@ -223,14 +266,23 @@ def _purge_file(path: Path, norms: list[str]) -> int:
             late = fh.read()
             if not late:
                 break
-            more, gone = _filter(late, norms)
+            more, gone, edited = _filter(late, rewrite)
             removed += gone
+            changed += edited
             with open(path, "ab") as out:
                 out.write(more)
-    return removed
+    return removed, changed
 
 
-def _filter(data: bytes, norms: list[str]) -> tuple[bytes, int]:
-    lines = data.splitlines(keepends=True)
-    kept = [line for line in lines if not _line_mentions(line, norms)]
-    return b"".join(kept), len(lines) - len(kept)
+def _filter(data: bytes, rewrite: Callable[[bytes], bytes | None]) -> tuple[bytes, int, int]:
+    kept: list[bytes] = []
+    removed = changed = 0
+    for line in data.splitlines(keepends=True):
+        new = rewrite(line)
+        if new is None:
+            removed += 1
+            continue
+        if new != line:
+            changed += 1
+        kept.append(new)
+    return b"".join(kept), removed, changed

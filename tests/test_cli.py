@@ -108,7 +108,7 @@ def test_export_import_round_trip_is_lossless(capsys, home, tmp_path):
 
     empty = ["--hermes-home", str(tmp_path / "other-root")]
     code, [res], _ = run(capsys, "import", str(dump), "--json", *empty)
-    assert code == 0 and res == {"imported": 2, "forgotten": 1, "skipped": 0}
+    assert code == 0 and res == {"imported": 2, "forgotten": 1, "skipped": 0, "skipped_forgotten": 0}
     main(["export", "--forgotten", *empty])
     again = sorted((json.loads(x) for x in capsys.readouterr().out.splitlines()), key=lambda m: m["id"])
     assert again == original
@@ -377,7 +377,7 @@ def test_import_validates_like_add_and_skip_invalid_imports_the_rest(capsys, hom
     _, listed, _ = run(capsys, "list", "--json", *home)
     assert listed == []
     code, [res], err = run(capsys, "import", str(f), "--skip-invalid", "--json", *home)
-    assert code == 0 and res == {"imported": 2, "forgotten": 0, "skipped": 1} and "mixed.jsonl:2" in err
+    assert code == 0 and res == {"imported": 2, "forgotten": 0, "skipped": 1, "skipped_forgotten": 0} and "mixed.jsonl:2" in err
     _, listed, _ = run(capsys, "list", "--json", *home)
     assert sorted(m["text"] for m in listed) == ["Always write RFC3339 dates", "I use vim, not nano"]  # as add folds it
 

@@ -76,7 +76,7 @@ def test_forget_then_grep_every_file_under_the_root_and_an_export(capsys, root, 
     dump = after.read_text(encoding="utf-8")
     assert all(form not in dump for form in text_forms([FORGET])) and KEEP in dump
     assert {json.loads(x)["id"] for x in dump.splitlines() if json.loads(x)["status"] == "forgotten"} == set(ids)
-    assert "[forgotten]" in json.dumps(pending_jobs(loc)[0].transcript, ensure_ascii=False)
+    assert pending_jobs(loc)[0].transcript == [["assistant", "嗯"]]  # the sentence that said it is gone
 
     # the store is whole afterwards: the others are found, the forgotten one is not, writes go on
     _, hits, _ = cli(capsys, "search", "which editor do I use", "--json", *home)
@@ -192,3 +192,153 @@ def test_memories_forgotten_by_an_older_automem_are_forgotten_properly_on_the_ne
     assert grep(location.root, FORGET) == [] and grep(location.root, KEEP) == []
     assert sorted(t["id"] for t in store.tombstones()) == sorted([old.id, k.id])
     store.close()
+
+
+# -- forget is final: no word in any log, no queued job brings it back, no old export either ----------------------
+DOG = "用户的狗叫Biscuit，每天早上七点遛狗"
+NAME = b"biscuit"  # the memory's one distinctive word: no file under the root may hold it, in any case
+
+
+def holding(top: Path, word: bytes = NAME) -> list[str]:
+    return [str(p.relative_to(top)) for p in files_under(top) if word in p.read_bytes().lower()]
+
+
+def forget_all_holding(store, word: str = "biscuit") -> list[str]:
+    ids = [m.id for m in store.iter_records() if word in m.text.lower()]
+    assert ids
+    store.forget(ids)
+    return ids
+
+
+def test_the_log_keeps_no_word_of_a_forgotten_memory_in_reasons_or_errors(location, config, fake_llm):
+    """Before: the decision log kept "(name biscuit -> muffin)" and the like in its `reason` strings, and an LLM
+    error echoing the transcript kept its words in the job's log line and job file."""
+    from automem.extract.pipeline import drain
+    from automem.log import read_events
+
+    store = Store(location, config)
+    try:
+        [first] = remember(store, [Candidate(DOG, wing="user")])
+        [renamed] = remember(store, [Candidate("用户的狗改名叫Muffin，每天早上七点遛狗", wing="user")])
+        assert renamed.action == "update" and "biscuit" in renamed.reason.lower()  # shown to who asked: fine
+        remember(store, [Candidate("The user's dog Biscuit is walked at 7 every morning", wing="user")])
+        # an extraction whose first attempt failed with an answer echoing the transcript
+        fake_llm.set_rules([{"times": 1, "status": 503, "error": "upstream choked on 我的狗Biscuit七点要遛"},
+                         {"match": {"system": "记忆提取助手"}, "json": {"persona": ["用户养了一只叫Biscuit的狗"]}}])
+        cfg = Config(**{**config.__dict__, "extract_backend": "openai", "extract_base_url": fake_llm.url,
+                        "extract_api_key": "k-1", "spool_backoff_seconds": 0.05, "auto_extract": False})
+        enqueue(location, [{"role": "user", "content": "我的狗Biscuit七点要遛"}, {"role": "assistant", "content": "好"}],
+                session_id="s1", config=cfg)
+        drain(location, cfg, wait_seconds=5, store=store)
+        assert any("biscuit" in m.text.lower() for m in store.iter_records(where={"room": "auto-extract"}))
+        assert holding(location.automem_dir / "logs")  # there is something to find before the forget
+        forget_all_holding(store)
+        store.close()
+        assert holding(location.root) == []
+        # what the log keeps of a decision: its kind and its distance
+        reasons = [d["reason"] for e in read_events(location, "write") for d in e["decisions"]]
+        assert any(r.startswith("announced as a change of the same slot (distance") for r in reasons), reasons
+    finally:
+        store.close()
+
+
+def test_a_job_queued_before_a_forget_loses_the_forgotten_sentences_by_words_and_by_meaning(location, config):
+    """Before: a job queued before the forget extracted the fact again afterwards, in other words (other hash)."""
+    from automem.extract.pipeline import drain
+    from automem.extract.spool import dead_jobs
+
+    store = Store(location, config)
+    try:
+        [gone] = remember(store, [Candidate(DOG, wing="user")])
+        chat = [{"role": "user", "content": "记住：我家狗的名字是Biscuit"}, {"role": "assistant", "content": "好的"},
+                {"role": "user", "content": "My dog's name is Biscuit, by the way. 记住：我对花生过敏"},
+                {"role": "assistant", "content": "明白，Biscuit 和花生我都记下了"}]
+        enqueue(location, chat, session_id="pending", config=Config(auto_extract=False))
+        assert holding(location.spool_dir)
+        store.forget([gone.id])
+        assert holding(location.root) == []  # the pending job's transcript too
+        [job] = pending_jobs(location)
+        text = json.dumps(job.transcript, ensure_ascii=False)
+        assert "花生" in text  # what was not forgotten stays to be extracted
+        drain(location, Config(extract_backend="rules"), store=store)
+        assert not pending_jobs(location) and not dead_jobs(location)
+        texts = [m.text for m in store.iter_records()]
+        assert any("花生" in t for t in texts) and not any("biscuit" in t.lower() for t in texts), texts
+    finally:
+        store.close()
+
+
+class _ForgetsWhileAnswering:
+    """An extraction backend during whose call the user forgets the fact: the drainer read the words before."""
+
+    name = "openai"
+
+    def __init__(self, store, answer: dict):
+        self.store, self.answer, self.calls = store, answer, 0
+
+    def complete(self, messages, max_tokens=None):
+        from automem.extract.llm import Completion
+
+        self.calls += 1
+        if self.calls == 1:
+            forget_all_holding(self.store)
+        return Completion(json.dumps(self.answer, ensure_ascii=False), 10, 10, 1.0, "fake", "stop")
+
+
+def test_a_drainer_already_working_on_an_older_job_cannot_bring_the_fact_back(location, config):
+    from automem.core import erase
+    from automem.extract.pipeline import drain
+
+    store = Store(location, config)
+    try:
+        remember(store, [Candidate(DOG, wing="user")])
+        enqueue(location, [{"role": "user", "content": "我的狗叫Biscuit，每天七点遛它。我对花生过敏。"},
+                           {"role": "assistant", "content": "好"}], session_id="old", config=Config(auto_extract=False))
+        backend = _ForgetsWhileAnswering(store, {"persona": ["The user has a dog named Biscuit", "用户对花生过敏"]})
+        report = drain(location, Config(extract_backend="openai", dedup_judge=False), store=store, backend=backend)
+        assert report.done == 1 and backend.calls == 1
+        decisions = report.jobs[0]["decisions"]
+        assert [d["decision"] for d in decisions] == ["rejected", "new"], decisions
+        assert "forgot" in decisions[0]["reason"]
+        texts = [m.text for m in store.iter_records()]
+        assert not any("biscuit" in t.lower() for t in texts) and any("花生" in t for t in texts)
+        # the record that stopped it keeps no words, and goes once no job older than the forget is left
+        assert not erase.guard_path(location).exists()
+        # a conversation after the forget may say it again: that is new
+        enqueue(location, [{"role": "user", "content": "我又养了一只狗，叫Biscuit"}, {"role": "assistant", "content": "好"}],
+                session_id="new", config=Config(auto_extract=False))
+        backend = _ForgetsWhileAnswering(store, {"persona": ["The user has a dog named Biscuit"]})
+        backend.calls = 1  # no forget this time
+        report = drain(location, Config(extract_backend="openai", dedup_judge=False), store=store, backend=backend)
+        assert [d["decision"] for d in report.jobs[0]["decisions"]] == ["new"]
+    finally:
+        store.close()
+
+
+def test_import_of_an_export_made_before_a_forget_skips_the_forgotten_unless_asked(capsys, root, tmp_path):
+    """Before: importing an export made before the forget brought the memory back without a word."""
+    home = ["--hermes-home", str(root)]
+    _, [gone], _ = cli(capsys, "add", DOG, "--json", *home)
+    _, [kept], _ = cli(capsys, "add", KEEP, "--json", *home)
+    before = tmp_path / "before.jsonl"
+    assert cli(capsys, "export", str(before), *home)[0] == 0
+    cli(capsys, "forget", gone["id"], *home)
+    # the same line under another id (an export edited, or of another root): the words are what was forgotten
+    other = json.loads(before.read_text(encoding="utf-8").splitlines()[0])
+    assert other["id"] == gone["id"]
+    other["id"] = "m_" + "f" * 24
+    with open(before, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(other, ensure_ascii=False) + "\n")
+
+    code, [res], err = cli(capsys, "import", str(before), "--json", *home)
+    assert code == 0 and res["imported"] == 1 and res["skipped_forgotten"] == 2, (res, err)
+    assert "2 lines skipped" in err and "forgotten" in err and "--restore-forgotten" in err
+    ids = {m["id"] for m in cli(capsys, "list", "--json", *home)[1]}
+    assert ids == {kept["id"]}
+    assert holding(root) == []
+
+    code, [res], err = cli(capsys, "import", str(before), "--restore-forgotten", "--json", *home)
+    assert code == 0 and res["imported"] == 3 and res["skipped_forgotten"] == 0
+    ids = {m["id"] for m in cli(capsys, "list", "--json", *home)[1]}
+    assert ids == {kept["id"], gone["id"], "m_" + "f" * 24}
+    assert [t for t in cli(capsys, "list", "--all", "--json", *home)[1] if t.get("tombstone")] == []

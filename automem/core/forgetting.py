@@ -70,7 +70,15 @@ class Forgetting:
             self._close_client()  # VACUUM needs this process's connections closed
             erase.purge_chroma(self.location.chroma_dir, [m.id for m in gone])
         index.purge(self.location)  # no page of the keyword index keeps the words
-        erase.scrub_files(self.location, [m.text for m in gone])
+        texts = [m.text for m in gone]
+        if erase.job_files(self.location):  # jobs queued before the forget must not bring it back
+            vectors = self.embed(texts)
+            forgotten = [erase.Forgotten(m.text, list(v), m.profile, m.scope) for m, v in zip(gone, vectors)]
+            with erase.jobs_lock(self.location):
+                erase.scrub_jobs(self.location, forgotten, self.embed, self.config.dedup_related_distance)
+            erase.guard(self.location, forgotten, time.time())
+        erase.scrub_files(self.location, texts)
+        erase.mask_log_words(self.location, texts)
 
     def _tombstone_collection(self, create: bool = False) -> Any:
         """The tombstones' collection; None when nothing was ever forgotten here (and `create` is false)."""

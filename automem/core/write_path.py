@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
 from .dedup import Neighbour, Question, Thresholds, Verdict, decide, settle
+from .erase import forgotten_since
 from ..log import log_event
 from .memory import OWNER, WINGS, Memory, memory_id
 from .instructions import screen
@@ -66,6 +67,7 @@ class Candidate:
     # The writer's scope per wing (automem.core.identity.Identity.writes): where a candidate refiled to another wing
     # goes (a group member's personal fact goes to their own scope, not the chat's). None: `scope` for every wing.
     writes: dict | None = None
+    queued_at: float = 0.0  # when the words it came from were queued (an extraction job's created_at); 0: now
 
 
 @dataclass
@@ -318,6 +320,12 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
         if cand.room in AUTOMATIC_ROOMS and (plan.id in forgotten or (
                 plan.existing is not None and plan.existing.status == "forgotten")):
             out.append(decision("rejected", None, "the user forgot this memory earlier; only an explicit add restores it"))
+            continue
+        if cand.room in AUTOMATIC_ROOMS and forgotten_since(store.location, cand.queued_at, cand.profile, cand.scope,
+                                                            plan.vector):
+            # Words queued before a forget (a drainer held them while it ran) saying the forgotten memory again.
+            out.append(decision("rejected", None, "the user forgot a memory like this after these words were said; "
+                                                  "only an explicit add restores it"))
             continue
         if verdict.action == "duplicate":
             matched = current(verdict.matched_id)

@@ -270,7 +270,8 @@ class Pipeline:
             candidates.append(Candidate(text=text, wing=wing, profile=job.profile, scope=identity.scope_for(wing),
                                         room="auto-extract", added_by="auto-extract", session_id=job.session_id,
                                         task_id=job.task_id, job=job.id, writes=dict(identity.writes),
-                                        in_user_words=in_user_words(backend.name, wing, text, user_texts)))
+                                        in_user_words=in_user_words(backend.name, wing, text, user_texts),
+                                        queued_at=job.created_at))
         decisions = remember(store, candidates, judge=make_judge(backend, details, config)) if candidates else []
         details["decisions"] = [d.to_json() for d in decisions]
         if details.get("truncated"):
@@ -310,6 +311,7 @@ def extract_now(location: Location, messages: Sequence[Any], *, config: Config |
     if not jobs:
         return ExtractResult(None, "skipped", error=f"fewer than {config.transcript_min_messages} user/assistant "
                                                     f"messages with text: nothing to extract")
+    from ..core.erase import jobs_lock, prune_guard
     from .spool import ensure_spool, read_job
 
     ensure_spool(location)
@@ -325,9 +327,10 @@ def extract_now(location: Location, messages: Sequence[Any], *, config: Config |
                 if not enqueue_job(location, job):  # a dead job of the same content: run it again, fresh
                     write_atomic(existing, job.to_json())
             else:  # pending (maybe backing off): run it now
-                pending = read_job(existing) or job
-                pending.attempts, pending.next_attempt_at = 0, 0.0
-                write_atomic(existing, pending.to_json())
+                with jobs_lock(location):
+                    pending = read_job(existing) or job
+                    pending.attempts, pending.next_attempt_at = 0, 0.0
+                    write_atomic(existing, pending.to_json())
             status = process_one(location, config, job, pipeline.process, report=report)
             # An answer cut off mid-JSON stored its complete memories and asks for another attempt: run it now.
             retries = 0
@@ -338,6 +341,7 @@ def extract_now(location: Location, messages: Sequence[Any], *, config: Config |
             statuses.append(status)
     finally:
         pipeline.close()
+        prune_guard(location)
     records = report.jobs
     details = dict(records[-1]) if records else {}
     if len(records) > 1:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Collection
 
 from ..config import Config
+from ..core.erase import jobs_lock, prune_guard
 from ..errors import AutomemError, LLMError
 from ..log import log_event
 from ..paths import PACKAGE_PARENT, Location, ensure_private_dir, open_private
@@ -216,17 +217,18 @@ def revive_dead(location: Location, ids: Collection[str] | None = None) -> list[
     """Move every dead job (or those of `ids`) back into the spool with a fresh attempt budget (`automem drain
     --retry-dead`, the dashboard's retry)."""
     revived = []
-    for job in dead_jobs(location):
-        if ids is not None and job.id not in ids:
-            continue
-        job.attempts, job.next_attempt_at = 0, 0.0
-        ensure_spool(location)
-        write_atomic(job_path(location, job.id), job.to_json())
-        try:
-            os.unlink(job_path(location, job.id, dead=True))
-        except FileNotFoundError:
-            pass
-        revived.append(job.id)
+    ensure_spool(location)
+    with jobs_lock(location):
+        for job in dead_jobs(location):
+            if ids is not None and job.id not in ids:
+                continue
+            job.attempts, job.next_attempt_at = 0, 0.0
+            write_atomic(job_path(location, job.id), job.to_json())
+            try:
+                os.unlink(job_path(location, job.id, dead=True))
+            except FileNotFoundError:
+                pass
+            revived.append(job.id)
     return revived
 
 
@@ -369,26 +371,27 @@ def process_one(location: Location, config: Config, job: Job, process: Processor
         return "locked"
     finished = False
     try:
-        current = read_job(job_path(location, job.id))
         now = time.time() if now is None else now
-        if current is None:
-            return "gone"  # another drainer finished it meanwhile
-        if is_done(location, current.id):  # finished, but killed before the file was removed
-            job_path(location, current.id).unlink(missing_ok=True)
-            return "gone"
-        if current.next_attempt_at > now:
-            return "locked"
-        job = current
-        if job.attempts >= config.spool_max_attempts:
-            error = job.last_error or "the drainer stopped during every attempt"
-            move_to_dead(location, job, f"gave up after {job.attempts} attempts: {error}")
-            _log_job(location, job, "dead", {}, job.last_error, report)
-            return "dead"
-        # Claim: count the attempt first, with a lease, so a drainer killed from here on is visible afterwards.
-        job.attempts += 1
-        job.next_attempt_at = now + backoff_seconds(job.attempts, config)
-        job.last_error = job.last_error or ""
-        write_atomic(job_path(location, job.id), job.to_json())
+        with jobs_lock(location):  # a forget may rewrite the file (automem.core.erase.scrub_jobs): read, then write
+            current = read_job(job_path(location, job.id))
+            if current is None:
+                return "gone"  # another drainer finished it meanwhile
+            if is_done(location, current.id):  # finished, but killed before the file was removed
+                job_path(location, current.id).unlink(missing_ok=True)
+                return "gone"
+            if current.next_attempt_at > now:
+                return "locked"
+            job = current
+            if job.attempts >= config.spool_max_attempts:
+                error = job.last_error or "the drainer stopped during every attempt"
+                move_to_dead(location, job, f"gave up after {job.attempts} attempts: {error}")
+                _log_job(location, job, "dead", {}, job.last_error, report)
+                return "dead"
+            # Claim: count the attempt first, with a lease, so a drainer killed from here on is visible afterwards.
+            job.attempts += 1
+            job.next_attempt_at = now + backoff_seconds(job.attempts, config)
+            job.last_error = job.last_error or ""
+            write_atomic(job_path(location, job.id), job.to_json())
         details: dict = {}
         start = time.monotonic()
         try:
@@ -398,16 +401,20 @@ def process_one(location: Location, config: Config, job: Job, process: Processor
             error = str(exc) if isinstance(exc, AutomemError) else f"{exc.__class__.__name__}: {exc}"
             error = redact_secrets(scrub_surrogates(error))  # an API may echo the request back in its error
             retryable = getattr(exc, "retryable", True) if isinstance(exc, LLMError) else True
-            job.errors = (job.errors + [[round(time.time(), 3), error]])[-_HISTORY:]
-            job.last_error = error
-            if not retryable or job.attempts >= config.spool_max_attempts:
-                why = "not retryable" if not retryable else f"gave up after {job.attempts} attempts"
-                move_to_dead(location, job, f"{why}: {error}")
-                _log_job(location, job, "dead", details, error, report)
-                return "dead"
-            delay = backoff_seconds(job.attempts, config, getattr(exc, "retry_after", None))
-            job.next_attempt_at = time.time() + delay
-            write_atomic(job_path(location, job.id), job.to_json())
+            with jobs_lock(location):
+                on_disk = read_job(job_path(location, job.id))
+                if on_disk is not None:  # what a forget left of the transcript and the errors since the claim
+                    job.transcript, job.errors = on_disk.transcript, on_disk.errors
+                job.errors = (job.errors + [[round(time.time(), 3), error]])[-_HISTORY:]
+                job.last_error = error
+                if not retryable or job.attempts >= config.spool_max_attempts:
+                    why = "not retryable" if not retryable else f"gave up after {job.attempts} attempts"
+                    move_to_dead(location, job, f"{why}: {error}")
+                    _log_job(location, job, "dead", details, error, report)
+                    return "dead"
+                delay = backoff_seconds(job.attempts, config, getattr(exc, "retry_after", None))
+                job.next_attempt_at = time.time() + delay
+                write_atomic(job_path(location, job.id), job.to_json())
             details["retry_in_s"] = round(delay, 3)
             _log_job(location, job, "retry", details, error, report)
             return "retry"
@@ -474,6 +481,7 @@ def drain(location: Location, config: Config, process: Processor, *, retry_dead:
                 break
         else:
             time.sleep(sleep_for)
+    prune_guard(location)  # the forget guard's entries go once no job older than their forget waits
     remaining = pending_jobs(location, profile)
     report.pending = len(remaining)
     if remaining:

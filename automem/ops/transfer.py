@@ -181,9 +181,11 @@ class ImportReport:
     imported: int = 0
     forgotten: int = 0  # tombstones stored (ids only)
     skipped: list = field(default_factory=list)
+    skipped_forgotten: int = 0  # lines of memories forgotten here, left out (restore_forgotten imports them)
 
     def to_json(self) -> dict:
-        return {"imported": self.imported, "forgotten": self.forgotten, "skipped": len(self.skipped)}
+        return {"imported": self.imported, "forgotten": self.forgotten, "skipped": len(self.skipped),
+                "skipped_forgotten": self.skipped_forgotten}
 
 
 def plan_import(objects: Iterable[tuple[str, dict]], profile: str, skip_invalid: bool = False) -> ImportPlan:
@@ -205,9 +207,19 @@ def plan_import(objects: Iterable[tuple[str, dict]], profile: str, skip_invalid:
     return plan
 
 
-def run_import(store: Any, plan: ImportPlan) -> ImportReport:
-    """Store what `plan_import` accepted."""
+def run_import(store: Any, plan: ImportPlan, restore_forgotten: bool = False) -> ImportReport:
+    """Store what `plan_import` accepted. A memory forgotten in this store (its tombstone: the same id, or the
+    same words of the same profile and person) stays forgotten, unless `restore_forgotten`: an export made before
+    a forget must not bring it back without a word."""
     report = ImportReport(skipped=list(plan.skipped))
-    report.imported = store.import_memories(plan.memories)
     report.forgotten = store.add_tombstones(plan.tombstones)
+    memories = list(plan.memories)
+    if not restore_forgotten and memories:
+        forgotten: set[str] = set()
+        for start in range(0, len(memories), 500):
+            forgotten |= store.forgotten_among([(m.id, m.profile, m.scope, m.text)
+                                                for m in memories[start:start + 500]])
+        report.skipped_forgotten = sum(1 for m in memories if m.id in forgotten)
+        memories = [m for m in memories if m.id not in forgotten]
+    report.imported = store.import_memories(memories)
     return report
