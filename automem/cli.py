@@ -235,6 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge", action="store_true",
                    help="also put the pairs stored as related (related_to) to the LLM judge (needs an LLM backend)")
 
+    add("repair", "what `automem doctor` tells you to run: write back stored numbers that are out of bounds (read "
+                  "clamped meanwhile), then rebuild the recall index from the store")
+
     p = add("migrate", "copy every memory (ids, text, metadata, status, vectors) to a Chroma server or back")
     p.add_argument("--to", required=True, metavar="URL|PATH",
                    help="http(s)://host:port of a Chroma server, or a Hermes root (or its automem/chroma folder)")
@@ -651,6 +654,16 @@ def cmd_compact(args, ctx: Context) -> int:
              f"{'dry run: ' if args.dry_run else ''}{summary['scanned']} active memories, {summary['merged']} merged "
              f"({summary['duplicates']} duplicates, {summary['updates']} updates)"
              + (f", {summary['judged']} related pairs judged" if args.judge else "") + f" in {summary['seconds']} s")
+    return 0
+
+
+@command("repair")
+def cmd_repair(args, ctx: Context) -> int:
+    from .core.health import repair
+
+    out = repair(ctx.store)
+    ctx.emit(out, f"wrote back {out['values_fixed']} memories with values out of bounds; the recall index holds "
+                  f"{out['indexed']} active memories")
     return 0
 
 

@@ -9,7 +9,12 @@ The store keeps the index current in the same write, under the write lock (`appl
 whole store back, so a write costs the same at 100,000 memories as at 100. Rows are written before Chroma's and
 stamped with the generation the write is about to have; a write that dies half-way leaves the stamp and the
 store's generation file apart, and the next reader rebuilds the index once (`rebuild`), as it does for a store
-that has no index yet. On a Chroma server (no generation file; other machines write too) the index is a cache
+that has no index yet.
+
+The index also knows every id the store holds that it does not index (`others`: superseded records, an older
+automem's forgotten ones), so what it covers can be counted against the store (`covered`): a process that opens the
+store compares that count with Chroma's own, and a gap the generation stamp cannot show (a batch Chroma holds that
+the index never saw, rows lost behind its back) makes it rebuild (`Store.ensure_index`). On a Chroma server (no generation file; other machines write too) the index is a cache
 rebuilt when older than `SERVER_TTL_S`.
 
 How often a memory was recalled is kept here only (`recalled`), in a table a rebuild keeps. Whether a persona
@@ -31,7 +36,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from ..paths import Location, ensure_private_dir, make_private, sqlite_ro_uri
 from .memory import CATEGORY_OF_WING
 
-INDEX_VERSION = "4"  # 2: task_id; 3: about_user; 4: audience
+INDEX_VERSION = "5"  # 2: task_id; 3: about_user; 4: audience; 5: others (the ids of the store's inactive records)
 INDEX_NAME = "recall.sqlite3"
 SERVER_TTL_S = 60.0
 _COLUMNS = ("id", "text", "wing", "profile", "scope", "room", "status", "created_at", "updated_at", "pinned",
@@ -190,6 +195,7 @@ CREATE INDEX IF NOT EXISTS memories_by_about_user ON memories(about_user, update
 CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(body, tokenize='porter unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS recalls(id TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS recalls_by_n ON recalls(n);
+CREATE TABLE IF NOT EXISTS others(id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS tally(profile TEXT NOT NULL, wing TEXT NOT NULL, scope TEXT NOT NULL,
     status TEXT NOT NULL DEFAULT 'active', n INTEGER NOT NULL, PRIMARY KEY(profile, wing, scope));
 """
@@ -339,11 +345,12 @@ def is_fresh(location: Location, generation: int | None, now: float | None = Non
 def apply(location: Location, put: Sequence[Any] = (), drop: Sequence[str] = (), *,
           generation: int | None) -> None:
     """The index's half of one store write, in one transaction, before the store's own: memories to (re)index
-    (active ones; others are dropped) and ids to drop. An index that reflected the embedded store's `generation` is
-    marked pending until `advance` (after the store's write) moves it on; a write that dies in between leaves it
-    pending, so its next reader rebuilds it. A stale index stays stale. The caller holds the store's write lock."""
+    (active ones; others are dropped from the rows and listed among the others) and ids deleted from the store. An
+    index that reflected the embedded store's `generation` is marked pending until `advance` (after the store's
+    write) moves it on; a write that dies in between leaves it pending, so its next reader rebuilds it. A stale
+    index stays stale. The caller holds the store's write lock."""
     active = [m for m in put if getattr(m, "status", "active") == "active"]
-    drop = list(drop) + [m.id for m in put if getattr(m, "status", "active") != "active"]
+    inactive = [m.id for m in put if getattr(m, "status", "active") != "active"]
     with _transaction(_connect_rw(location)) as conn:
         version = _meta(conn, "version")
         if version and version != INDEX_VERSION:  # another automem's layout: its next reader rebuilds it
@@ -360,7 +367,44 @@ def apply(location: Location, put: Sequence[Any] = (), drop: Sequence[str] = (),
                          (f"pending:{generation}" if fresh else "stale",))
         _ensure_tally(conn)
         _put(conn, active)
+        conn.executemany("DELETE FROM others WHERE id = ?", [(m.id,) for m in active])
+        _drop(conn, inactive)
+        conn.executemany("INSERT OR IGNORE INTO others(id) VALUES (?)", [(i,) for i in inactive])
         _drop(conn, drop)
+        conn.executemany("DELETE FROM others WHERE id = ?", [(i,) for i in drop])
+
+
+def covered(location: Location) -> tuple[str, int] | None:
+    """(generation stamp, ids the index accounts for: its rows and the others), read in one transaction; None
+    without a readable index of this version."""
+    conn = _connect_ro(location)
+    if conn is None:
+        return None
+    try:
+        conn.execute("BEGIN")
+        if _meta(conn, "version") != INDEX_VERSION:
+            return None
+        n = conn.execute("SELECT (SELECT COUNT(*) FROM memories) + (SELECT COUNT(*) FROM others)").fetchone()[0]
+        return _meta(conn, "generation"), int(n)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+def covered_ids(location: Location) -> tuple[set[str], set[str]] | None:
+    """(ids of the indexed active memories, ids of the store's other records) as the index holds them."""
+    conn = _connect_ro(location)
+    if conn is None:
+        return None
+    try:
+        conn.execute("BEGIN")
+        return ({r[0] for r in conn.execute("SELECT id FROM memories")},
+                {r[0] for r in conn.execute("SELECT id FROM others")})
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
 
 
 def mark_stale(location: Location) -> None:
@@ -386,7 +430,8 @@ def advance(location: Location, old: int, new: int) -> None:
 
 
 def rebuild(location: Location, memories: Iterable[Any], stamp: str) -> int:
-    """Replace the index's memories with `memories` (the store's active ones) and stamp it. Returns the count."""
+    """Replace the index with `memories` (every record of the store: the active ones are indexed, the others'
+    ids listed) and stamp it. Returns how many were indexed."""
     try:
         conn = _connect_rw(location)
     except sqlite3.DatabaseError:  # not a database (a torn or foreign file): it is derived, so start again
@@ -405,12 +450,14 @@ def rebuild(location: Location, memories: Iterable[Any], stamp: str) -> int:
         conn.execute("DROP TABLE IF EXISTS memories")  # derived data: rebuilt in this version's layout
         conn.execute("DROP TABLE IF EXISTS words")
         conn.execute("DROP TABLE IF EXISTS tally")
+        conn.execute("DROP TABLE IF EXISTS others")
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 conn.execute(statement)
         batch: list[Any] = []
         for m in memories:
             if getattr(m, "status", "active") != "active":
+                conn.execute("INSERT OR IGNORE INTO others(id) VALUES (?)", (m.id,))
                 continue
             batch.append(m)
             if len(batch) >= 500:

@@ -260,6 +260,25 @@ def _ino(path: Path) -> int | None:
         return None
 
 
+def _clear_socket_path(path: Path) -> None:
+    """Make room for the socket (we hold the lock: whoever made what is there is gone). A socket, file or symbolic
+    link is removed; an empty folder too (nothing that lives there is a folder); a folder with contents is
+    refused in one line (`automem doctor` names it)."""
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        try:
+            path.rmdir()
+        except OSError:
+            raise OSError(f"{path} is a folder, not a socket; move its contents elsewhere and remove it") from None
+        return
+    path.unlink()
+
+
 def _hold_off_spawns(location: Location) -> None:
     """After a failed start: clients spawn no new server for FAILED_BACKOFF_S (the stamp's mtime in the future)."""
     try:
@@ -316,8 +335,7 @@ def serve(location: Location, config: Config | None = None, idle_s: float | None
             path = socket_path(location)
             if path.parent != location.automem_dir:
                 _prepare_short_dir(path)
-            if _ino(path) is not None:
-                path.unlink()  # we hold the lock: whoever made it is gone (killed)
+            _clear_socket_path(path)
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             old = os.umask(0o177)
             try:

@@ -108,6 +108,22 @@ class Store(Forgetting):
         if self.backend == "embedded":
             self._tidy_files()
             self._index_an_empty_store()
+            self._check_index()
+
+    def _check_index(self) -> None:
+        """On every open: an index that misses records Chroma holds (or holds rows it lost) is marked stale, so its
+        next reader rebuilds it, even a fresh process that reads the index alone."""
+        from . import index
+
+        try:
+            gap = self.index_gap()
+            if gap is not None:
+                from ..log import log_event
+
+                log_event(self.location, "index_gap", indexed=gap[0], stored=gap[1], generation=self.generation())
+                index.mark_stale(self.location)
+        except Exception:  # noqa: BLE001 - a check: the index is derived, the next reader tries again
+            pass
 
     @contextmanager
     def _first_open_lock(self) -> Iterator[None]:
@@ -229,19 +245,55 @@ class Store(Forgetting):
                 pass
 
     def ensure_index(self) -> bool:
-        """Rebuild the recall index from the store when it does not reflect it. Returns whether it rebuilt."""
+        """Rebuild the recall index from the store when it does not reflect it (another generation, or, on the
+        embedded store, not every record counted: `index_gap`). Returns whether it rebuilt."""
         from . import index
 
+        if self.backend == "embedded":
+            self.refresh()  # opening (after another process wrote) checks what the index covers: `_check_index`
         gen = self.generation() if self.backend == "embedded" else None
-        if index.is_fresh(self.location, gen):
+        if index.is_fresh(self.location, gen) and self.index_gap() is None:
             return False
         with self.lock():
             gen = self.generation() if self.backend == "embedded" else None
-            if index.is_fresh(self.location, gen):
+            if index.is_fresh(self.location, gen) and self.index_gap() is None:
                 return False
-            index.rebuild(self.location, self.iter_records(where={"status": "active"}),
-                          str(gen) if gen is not None else "server")
+            self.rebuild_index()
         return True
+
+    def rebuild_index(self) -> int:
+        """Rebuild the recall index from every record of the store, under the write lock. Returns the memories
+        indexed."""
+        from . import index
+
+        with self.lock():
+            gen = self.generation() if self.backend == "embedded" else None
+            return index.rebuild(self.location, self.iter_records(), str(gen) if gen is not None else "server")
+
+    def index_gap(self) -> tuple[int, int] | None:
+        """(ids the index accounts for, records in the store) when an index that calls itself current for this
+        generation does not account for every record (a batch it never saw, rows lost behind its back); None when
+        it does, or cannot be compared (not current: it is rebuilt anyway; a server: other machines write). One
+        count of Chroma's and two reads of the index."""
+        from . import index
+
+        if self.backend != "embedded":
+            return None
+        gen = str(self.generation())
+        seen = index.covered(self.location)
+        if seen is None or seen[0] != gen:
+            return None
+        with self._thread_lock:
+            if self._collection is None:
+                self.refresh()
+            try:
+                total = int(self._collection.count())
+            except Exception:  # noqa: BLE001 - a store that cannot count is reported by the read that follows
+                return None
+        again = index.covered(self.location)
+        if again is None or again[0] != gen or str(self.generation()) != gen:
+            return None  # a writer moved on meanwhile: no verdict
+        return None if again[1] == total else (again[1], total)
 
     def __enter__(self) -> "Store":
         return self
@@ -504,6 +556,18 @@ class Store(Forgetting):
                 return
             for i, d, m in zip(res["ids"], res["documents"], res["metadatas"]):
                 yield Memory.from_record(i, d, m)
+            if len(res["ids"]) < page:
+                return
+            offset += page
+
+    def iter_metadata(self, page: int = _PAGE) -> Iterator[tuple[str, dict]]:
+        """(id, metadata as stored, unclamped) of every record, in pages (what `automem doctor` checks)."""
+        offset = 0
+        while True:
+            with self._thread_lock:
+                res = self._read("read", lambda: self.collection.get(limit=page, offset=offset,
+                                                                     include=["metadatas"]))
+            yield from zip(res["ids"], res["metadatas"])
             if len(res["ids"]) < page:
                 return
             offset += page

@@ -151,13 +151,20 @@ def check_core(loc: Location, check_llm: bool) -> list[Check]:
     try:
         from ..core.store import open_store
 
+        from ..core.health import findings
+
         store = open_store(loc, cfg)
         try:
             n = store.count()
+            where = cfg.chroma_url or str(loc.chroma_dir)
+            checks.append(Check("store", "ok", f"{n} memories in {where}"))
+            try:  # the recall index's coverage, stored values, the resident's socket folder and health
+                checks += [Check(f.name, f.status, f.detail, f.fix) for f in findings(loc, cfg, store)]
+            except Exception as exc:  # noqa: BLE001 - a check that broke is a finding too, not the store's
+                checks.append(Check("store health", "fail", f"{exc.__class__.__name__}: {exc}",
+                                    "see the message (and automem.log)"))
         finally:
             store.close()
-        where = cfg.chroma_url or str(loc.chroma_dir)
-        checks.append(Check("store", "ok", f"{n} memories in {where}"))
     except Exception as exc:  # noqa: BLE001 - report whatever the store raised
         checks.append(Check("store", "fail", f"{exc.__class__.__name__}: {exc}",
                             "see the message; `automem export` from a backup root if the folder is damaged"))
