@@ -544,8 +544,9 @@ def cmd_import(args, ctx: Context) -> int:
         print(f"automem: skipped {line}", file=sys.stderr)
     if report.skipped_forgotten:
         n = report.skipped_forgotten
-        print(f"automem: {n} line{'s' if n > 1 else ''} skipped: {'their memories were' if n > 1 else 'its memory was'} "
-              f"forgotten here (`automem import --restore-forgotten` imports them again)", file=sys.stderr)
+        were = "their memories were" if n > 1 else "its memory was"
+        print(f"automem: {n} line{'s' if n > 1 else ''} skipped: {were} forgotten here "
+              f"(`automem import --restore-forgotten` imports them again)", file=sys.stderr)
     extra = f", {report.forgotten} forgotten (ids only)" if report.forgotten else ""
     extra += f", {len(report.skipped)} invalid lines skipped" if report.skipped else ""
     extra += f", {report.skipped_forgotten} forgotten here left out" if report.skipped_forgotten else ""

@@ -6,8 +6,10 @@ Hermes never sees a traceback from automem; what went wrong is written here inst
 The log never holds the words of a memory or a conversation: fields that carry them (`text`, `*_text`, `content`,
 `answer_preview`, `query`) are written as a hash (`sha256:<16 hex>`, the same digest as `automem.text.text_digest`);
 a reason keeps only its kind and distance (`features`: "a different fact (distance 0.19)", never the words it
-quotes), a note loses what it quotes (`unquoted`); every other string has its secrets redacted. It rotates at LOG_MAX_BYTES (LOG_BACKUPS old files kept), and
-`purge_lines` takes every line that holds given words out (what `forget` calls, for lines older than these rules).
+quotes), a note loses what it quotes (`unquoted`); every other string has its secrets redacted. It rotates at
+LOG_MAX_BYTES (LOG_BACKUPS old files kept). `rewrite_lines` passes every line through a function: what `forget`
+uses (`automem.core.erase.scrub_log`) to take out a line holding a forgotten memory's text (older than these rules)
+and mask its words in the others.
 """
 
 from __future__ import annotations
@@ -216,7 +218,7 @@ def purge_lines(location: Location, texts: Iterable[str]) -> int:
     norms = [normalise(t) for t in texts if t]
     if not norms:
         return 0
-    return rewrite_lines(location, lambda line: None if _line_mentions(line, norms) else line)[0]
+    return rewrite_lines(location, lambda line: None if line_mentions(line, norms) else line)[0]
 
 
 def rewrite_lines(location: Location, rewrite: Callable[[bytes], bytes | None]) -> tuple[int, int]:
@@ -235,7 +237,7 @@ def rewrite_lines(location: Location, rewrite: Callable[[bytes], bytes | None]) 
     return removed, changed
 
 
-def _line_mentions(line: bytes, norms: list[str]) -> bool:
+def line_mentions(line: bytes, norms: list[str]) -> bool:
     text = line.decode("utf-8", "replace")
     try:
         return mentions(json.loads(text), norms)

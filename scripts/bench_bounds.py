@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"import {r['line']}: exit {r['exit']} in {r['ms']} ms  {r.get('message', '')}")
     y = result.get("yaml_alias_bomb")
     if y:
-        print(f"config.yaml alias bomb: " + (f"{y['ms']} ms, peak RSS {y['peak_rss_mb']} MB: {y['message']}"
+        print("config.yaml alias bomb: " + (f"{y['ms']} ms, peak RSS {y['peak_rss_mb']} MB: {y['message']}"
                                               if "ms" in y else f"error {y['error']}"))
     return 0
 

@@ -8,10 +8,11 @@ cover what Chroma holds afterwards, and when it does not, does it know?
 Each round: a fresh root; `--writers` processes each add `--batches` batches of 256 memories (random vectors, the
 path `automem import` takes: Store.add, index first, then Chroma); `--kills` times a random writer is SIGKILLed at a
 random moment and a new one takes its place; every writer, and `--readers` long-lived readers, rebuild the index when
-they find it stale (as drainers and the resident do). Then, before anything opens the store through automem, the checker reads
-Chroma's records and the index's rows directly, and prints per round: records in Chroma, rows in the index, how many
-Chroma records the index lacks ("missing") and whether the index called itself fresh all the same ("silent"). Then a
-reader opens the store the way recall does (`Store.ensure_index`) and the check is made again ("after a reader").
+they find it stale (as drainers and the resident do). Then, before anything opens the store through automem, the
+checker reads Chroma's records and the index's rows directly, and prints per round: records in Chroma, rows in the
+index, how many Chroma records the index lacks ("missing") and whether the index called itself fresh all the same
+("silent"). Then a reader opens the store the way recall does (`Store.ensure_index`) and the check is made again
+("after a reader").
 Exit 1 when any round ends with a gap after a reader.
 """
 
@@ -46,7 +47,8 @@ def worker(root: str, writer: int, batches: int, seed: int) -> int:
     rng = np.random.default_rng(seed)
     store = Store(Location.resolve(root))
     for b in range(batches):
-        mems = [Memory(id=f"m_{writer:04d}{seed % 10000:04d}{b:04d}{i:012d}", text=f"writer {writer} batch {b} item {i}",
+        mems = [Memory(id=f"m_{writer:04d}{seed % 10000:04d}{b:04d}{i:012d}",
+                       text=f"writer {writer} batch {b} item {i}",
                        wing="episodic", profile="default", room="import", created_at=1_700_000_000 + i,
                        updated_at=1_700_000_000 + i) for i in range(BATCH)]
         vecs = rng.normal(size=(BATCH, DIM)).astype("float32")

@@ -21,8 +21,9 @@ from automem.core.store import Store
 from automem.core.write_path import Candidate, remember
 from automem.paths import Location
 
-FACTS = [f"The {w} server of project {i} is rebooted every {i + 2} days" for i, w in enumerate(
-    ["amber", "birch", "cobalt", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kestrel", "lumen"])]
+WORDS = ["amber", "birch", "cobalt", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kestrel",
+         "lumen"]
+FACTS = [f"The {w} server of project {i} is rebooted every {i + 2} days" for i, w in enumerate(WORDS)]
 
 
 def seeded(location: Location) -> list[str]:

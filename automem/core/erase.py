@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ..log import mentions, purge_lines, text_forms
+from ..log import mentions, text_forms
 from ..paths import Location, make_private, write_private
 from ..text import normalise
 
@@ -115,8 +115,9 @@ def scrub_files(location: Location, texts: Iterable[str]) -> dict[str, int]:
     """Words of forgotten memories out of automem's other files: log lines holding them are removed; in the JSON
     files of the spool, dead/ and cache/ (pending transcripts, failed jobs, snapshots) every string that holds
     them (once normalised, as memories are) has them replaced by `[forgotten]`. Returns what changed."""
-    norms = [normalise(t) for t in texts if t]
-    lines = purge_lines(location, norms)
+    texts = [t for t in texts if t]
+    norms = [normalise(t) for t in texts]
+    lines, masked = scrub_log(location, texts)
     changed = 0
     for folder in (location.spool_dir, location.dead_dir, location.cache_dir):
         if not folder.is_dir():
@@ -145,7 +146,7 @@ def scrub_files(location: Location, texts: Iterable[str]) -> dict[str, int]:
                     changed += 1
                 except OSError:
                     pass
-    return {"log_lines": lines, "files": changed}
+    return {"log_lines": lines, "log_masked": masked, "files": changed}
 
 
 def _replace(value: Any, norms: list[str]) -> Any:
@@ -234,17 +235,26 @@ def _mask_fields(value: Any, words: set[str], key: str = "") -> Any:
     return value
 
 
-def mask_log_words(location: Location, texts: Iterable[str]) -> int:
-    """The words of forgotten memories out of the log's free text (errors, reasons, notes; every line of a file that
-    is not JSON lines, such as the drainer's stderr). Returns the lines changed."""
+def scrub_log(location: Location, texts: Sequence[str]) -> tuple[int, int]:
+    """One pass over the log folder's files: a line holding a forgotten memory's text goes (`mentions`); in the
+    others the memory's words are masked in the free text (errors, reasons, notes), and anywhere in a line that is
+    not JSON (the drainer's stderr). Returns (lines removed, lines masked)."""
+    from ..log import line_mentions, rewrite_lines
+
+    norms = [normalise(t) for t in texts if t]
     words: set[str] = set()
     for text in texts:
         words |= words_of(text)
-    if not words:
-        return 0
+    if not norms:
+        return 0, 0
 
-    def rewrite(line: bytes) -> bytes:
+    def rewrite(line: bytes) -> bytes | None:
+        if line_mentions(line, norms):
+            return None
         raw = line.decode("utf-8", "replace")
+        low = raw.lower()
+        if not any(w in low for w in words):  # the common case: nothing to mask, no parse
+            return line
         end = "\n" if raw.endswith("\n") else ""
         try:
             record = json.loads(raw)
@@ -259,9 +269,7 @@ def mask_log_words(location: Location, texts: Iterable[str]) -> int:
             new = json.dumps(masked, ensure_ascii=False) + end
         return line if new == raw else new.encode("utf-8")
 
-    from ..log import rewrite_lines
-
-    return rewrite_lines(location, rewrite)[1]
+    return rewrite_lines(location, rewrite)
 
 
 @dataclass
@@ -336,15 +344,13 @@ def scrub_jobs(location: Location, gone: Sequence[Forgotten], embed, related: fl
         words |= words_of(memory.text)
     dropped = rewritten = 0
     for path, data in jobs:
-        profile = data.get("profile")
-        mine = [m for m in gone if profile in (None, m.profile)] or list(gone)
         transcript = []
         for msg in data["transcript"]:
             if not (isinstance(msg, list) and len(msg) == 2 and isinstance(msg[1], str)):
                 transcript.append(msg)
                 continue
             kept = [s for s in sentences(msg[1]) if not s.strip() or not any(
-                says_forgotten(s, vectors[s], m, related) for m in mine)]
+                says_forgotten(s, vectors[s], m, related) for m in gone)]
             dropped += sum(1 for s in sentences(msg[1]) if s.strip()) - sum(1 for s in kept if s.strip())
             text = "".join(kept).strip()
             if text:
@@ -438,15 +444,15 @@ def prune_guard(location: Location) -> None:
             _write_guard(location, live)
 
 
-def forgotten_since(location: Location, queued_at: float, profile: str, scope: str,
-                    vector: Sequence[float]) -> bool:
-    """Whether a candidate from words queued at `queued_at` says again, by meaning, a memory of its profile and
-    scope forgotten after that (the guard); False without a guard."""
+def forgotten_since(location: Location, queued_at: float, scope: str, vector: Sequence[float]) -> bool:
+    """Whether a candidate from words queued at `queued_at` says again, by meaning, a memory of the same person
+    (`scope`; any of the owner's profiles: an instruction is shared) forgotten after that (the guard); False without
+    a guard."""
     if not queued_at or not guard_path(location).exists():
         return False
     for e in _read_guard(location):
-        if float(e.get("forgotten_at") or 0) > queued_at and e.get("profile") == profile \
-                and e.get("scope", "") == scope and isinstance(e.get("vector"), list):
+        if float(e.get("forgotten_at") or 0) > queued_at and e.get("scope", "") == scope \
+                and isinstance(e.get("vector"), list):
             if _distance(vector, e["vector"]) <= FORGOTTEN_DISTANCE:
                 return True
     return False

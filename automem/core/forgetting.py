@@ -78,7 +78,6 @@ class Forgetting:
                 erase.scrub_jobs(self.location, forgotten, self.embed, self.config.dedup_related_distance)
             erase.guard(self.location, forgotten, time.time())
         erase.scrub_files(self.location, texts)
-        erase.mask_log_words(self.location, texts)
 
     def _tombstone_collection(self, create: bool = False) -> Any:
         """The tombstones' collection; None when nothing was ever forgotten here (and `create` is false)."""

@@ -14,8 +14,10 @@ that has no index yet.
 The index also knows every id the store holds that it does not index (`others`: superseded records, an older
 automem's forgotten ones), so what it covers can be counted against the store (`covered`): a process that opens the
 store compares that count with Chroma's own, and a gap the generation stamp cannot show (a batch Chroma holds that
-the index never saw, rows lost behind its back) makes it rebuild (`Store.ensure_index`). On a Chroma server (no generation file; other machines write too) the index is a cache
-rebuilt when older than `SERVER_TTL_S`.
+the index never saw, rows lost behind its back) makes it rebuild (`Store.ensure_index`).
+
+On a Chroma server (no generation file; other machines write too) the index is a cache rebuilt when older than
+`SERVER_TTL_S`.
 
 How often a memory was recalled is kept here only (`recalled`), in a table a rebuild keeps. Whether a persona
 memory is about the user themself (`about_user`) is worked out once, when the row is written.

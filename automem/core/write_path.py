@@ -321,8 +321,7 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
                 plan.existing is not None and plan.existing.status == "forgotten")):
             out.append(decision("rejected", None, "the user forgot this memory earlier; only an explicit add restores it"))
             continue
-        if cand.room in AUTOMATIC_ROOMS and forgotten_since(store.location, cand.queued_at, cand.profile, cand.scope,
-                                                            plan.vector):
+        if cand.room in AUTOMATIC_ROOMS and forgotten_since(store.location, cand.queued_at, cand.scope, plan.vector):
             # Words queued before a forget (a drainer held them while it ran) saying the forgotten memory again.
             out.append(decision("rejected", None, "the user forgot a memory like this after these words were said; "
                                                   "only an explicit add restores it"))

@@ -115,9 +115,9 @@ def check_metadata(meta: dict, where: str) -> None:
             if isinstance(value, str) and len(value) > MAX_EXTRA_CHARS:
                 raise _field(where, key, f"holds {len(value)} characters (at most {MAX_EXTRA_CHARS})")
             if isinstance(value, float) and (value != value or abs(value) > MAX_EXTRA_NUMBER):
-                raise _field(where, key, f"must be a finite number of at most 2^53")
+                raise _field(where, key, "must be a finite number of at most 2^53")
             if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_EXTRA_NUMBER:
-                raise _field(where, key, f"must be a number of at most 2^53")
+                raise _field(where, key, "must be a number of at most 2^53")
             continue
         problem = value_problem(key, value)
         if problem:
