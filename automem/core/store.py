@@ -47,6 +47,7 @@ class Store(Forgetting):
         self._tombstones: Any = None
         self._tidied: list = []  # (path, size, mtime) of the index files last tidied
         self._seen_generation: int | None = None
+        self._index_whole: int | None = None  # the generation at which the index was found to cover the store
         self._thread_lock = threading.RLock()
         self._file_lock: Any = None
         self._lock_depth = 0
@@ -274,10 +275,10 @@ class Store(Forgetting):
         """(ids the index accounts for, records in the store) when an index that calls itself current for this
         generation does not account for every record (a batch it never saw, rows lost behind its back); None when
         it does, or cannot be compared (not current: it is rebuilt anyway; a server: other machines write). One
-        count of Chroma's and two reads of the index."""
+        count of Chroma's and two reads of the index, once per generation (recall asks on every call)."""
         from . import index
 
-        if self.backend != "embedded":
+        if self.backend != "embedded" or self._index_whole == self.generation():
             return None
         gen = str(self.generation())
         seen = index.covered(self.location)
@@ -293,7 +294,10 @@ class Store(Forgetting):
         again = index.covered(self.location)
         if again is None or again[0] != gen or str(self.generation()) != gen:
             return None  # a writer moved on meanwhile: no verdict
-        return None if again[1] == total else (again[1], total)
+        if again[1] != total:
+            return again[1], total
+        self._index_whole = int(gen)
+        return None
 
     def __enter__(self) -> "Store":
         return self
