@@ -8,7 +8,7 @@
 - resident socket: the path the resident listens on is free or a socket (a folder there stops it for good).
 - resident: it answers, or why its last start failed.
 
-Plain findings (name, status ok | warn | fail | skip, detail, fix); the Hermes side turns them into its checks.
+Plain findings (name, status ok | warn | fail, detail, fix); the Hermes side turns them into its checks.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ SHOWN = 3  # ids named in a finding
 @dataclass
 class Finding:
     name: str
-    status: str  # ok | warn | fail | skip
+    status: str  # ok | warn | fail
     detail: str
     fix: str = ""
 
@@ -105,7 +105,7 @@ def socket_finding(location: Location, config: Config) -> Finding:
 
     name = "resident socket"
     if not resident.enabled(config):
-        return Finding(name, "skip", "the resident is off (automem.resident / resident_idle_s)")
+        return Finding(name, "ok", "not used: the resident is off (automem.resident / resident_idle_s)")
     path = resident.socket_path(location)
     if path.parent != location.automem_dir:  # the short fallback folder under /tmp
         try:
@@ -140,7 +140,7 @@ def resident_finding(location: Location, config: Config) -> Finding:
 
     name = "resident"
     if not resident.enabled(config):
-        return Finding(name, "skip", "off (automem.resident is false, or resident_idle_s is 0)")
+        return Finding(name, "ok", "off by configuration (automem.resident is false, or resident_idle_s is 0)")
     reply = resident.ask(location, {"op": "ping"}, timeout=1.0)
     if reply and reply.get("ok"):
         return Finding(name, "ok", f"answering (pid {reply.get('pid')}, automem {reply.get('version')})")
