@@ -1,4 +1,4 @@
-"""The screening every memory passes (automem.core.instructions): injection-shaped orders refused, personal facts
+"""The screening every memory passes (automem.core.instructions): injection-shaped orders held for review, personal facts
 refiled, instructions only from the user's own words. The corpus figures are scripts/eval_instructions.py's."""
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ def test_the_issues_injections_are_refused_by_the_rules_alone(text):
     """The phrase list let 8 of 10 phrasings of these through."""
     verdict = injection(text)
     assert verdict.refused and verdict.features
-    assert screen(text, "instruction").outcome == "refused"
+    assert screen(text, "instruction").outcome == "held"
 
 
-def test_the_issues_injections_are_refused_by_the_write_path_from_a_conversation(store):
+def test_the_issues_injections_are_held_by_the_write_path_from_a_conversation(store):
+    """Held for the owner's review (tests/test_review.py), never stored as memories."""
     decisions = remember(store, [Candidate(t, wing="instruction", room="auto-extract") for t in ISSUE_EXAMPLES])
-    assert [d.action for d in decisions] == ["rejected"] * 3
+    assert [d.action for d in decisions] == ["held"] * 3
     assert all("injection-shaped" in d.reason for d in decisions)
     assert store.list(profile=None, scopes=None) == []
 
