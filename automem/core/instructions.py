@@ -145,7 +145,8 @@ def screen(text: str, wing: str, *, in_user_words: bool | None = None, explicit:
         verdict = injection(text) if wing in BLOCK_WINGS else _phrase_only(text)
         if verdict.refused:
             return held(wing, verdict.features)
-        if probs and wing in BLOCK_WINGS and semantic.injection_by_meaning(probs["injection"], verdict.score):
+        if probs and wing in BLOCK_WINGS and semantic.injection_by_meaning(probs["injection"], verdict.score,
+                                                                            verdict.order):
             return held(wing, ("meaning",), f"its meaning: p={probs['injection']:.2f}")
     if wing != INSTRUCTION_WING:
         return Screening(wing, wing)
