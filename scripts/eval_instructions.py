@@ -155,7 +155,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", default="tune,tune2,holdout,holdout2")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--failures", action="store_true", help="list the tuned parts' lines handled wrongly (never a held-out line)")
+    ap.add_argument("--failures", action="store_true",
+                    help="list the tuned parts' lines handled wrongly (never a held-out line)")
     args = ap.parse_args()
     sys.path.insert(0, str(REPO))
     report = {}

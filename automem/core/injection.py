@@ -185,7 +185,8 @@ ZH_DATA = re.compile(
 
 # -- destinations and targets ---------------------------------------------------------------------------------------
 # (A dotfile's name, ".env.example", is no bare domain.)
-URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,10}://\S+|\bwww\.\S+|(?<![.~/])\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|cn|ru|xyz|top|me|"
+URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,10}://\S+|\bwww\.\S+|"
+                 r"(?<![.~/])\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|cn|ru|xyz|top|me|"
                  r"cc|tk|info|biz|co|example|app|dev|site|online|link|sh|ly|to|gg)(?:[/:?]\S*)?\b", re.IGNORECASE)
 IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b")
 EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
@@ -472,7 +473,8 @@ ZH_PERSIST = re.compile(
 COVERT = re.compile(r"\b(?:quietly|secretly|silently|covertly|stealthily|discreetly|invisibly|invisible|"
                     r"hidden\s+(?:image|"
                     r"link|pixel|url)|1x1|tracking\s+pixel)\b|悄悄|偷偷|暗中|瞒着|隐藏的图片|藏(?:一|个|张)", re.IGNORECASE)
-TRACKER = re.compile(r"\b(?:tracker|tracking\s+(?:link|url|pixel|code|parameter|image)|beacon|analytics\s+pixel)\b|追踪链接|"
+TRACKER = re.compile(r"\b(?:tracker|tracking\s+(?:link|url|pixel|code|parameter|image)|beacon|analytics\s+pixel)\b|"
+                     r"追踪链接|"
                      r"跟踪链接|追踪像素|统计像素|追踪图片|跟踪图片", re.IGNORECASE)
 
 REMOTE = _rx(r"\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b[^|;]{0,120}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b",

@@ -127,10 +127,10 @@ def screen(text: str, wing: str, *, in_user_words: bool | None = None, explicit:
            vector: Sequence[float] | None = None) -> Screening:
     """The write path's check of one candidate (any source), in this order:
 
-    1. an injection-shaped order is held for the owner's review: by the classifier in the wings the system block shows (instruction,
-       persona), by the phrase list (automem.text.looks_like_injection) in the others, where event records
-       (kanban tasks) quote URLs and commands as a matter of course (`explicit`: the owner typed it on purpose with
-       `automem add`, not screened for it);
+    1. an injection-shaped order is held for the owner's review (automem.core.review): by the classifier in the
+       wings the system block shows (instruction, persona), by the phrase list (automem.text.looks_like_injection)
+       in the others, where event records (kanban tasks) quote URLs and commands as a matter of course (`explicit`:
+       the owner typed it on purpose with `automem add`, or accepted it on review: not screened for it);
     2. an instruction that states a personal fact about the user is refiled as persona;
     3. an instruction not in the user's own words (`in_user_words` False: `supported`) is refiled as persona of
        its profile, never shared (None: not known, e.g. the agent's tool or the CLI: kept).

@@ -59,7 +59,8 @@ provide publish pull purge push put quote read recite record redact refer refuse
 repeat reply report reproduce request reset respond restate restore return reveal review rewrite rotate run save say
 scrape screenshot search send set share show sign skip sms snapshot sort source speak spell spill start state stay
 steal stick stop store stream strip submit approve assume protect hardcode hard-code reinsert
-re-insert readd re-add re-save resave recreate re-create disregard forget grab summarise summarize surface switch sync tack take talk tell test text
+re-insert readd re-add re-save resave recreate re-create disregard forget grab summarise summarize surface switch
+sync tack take talk tell test text
 track transfer translate transmit treat trust try turn type update upload use verify visit wait warn watch wget
 whisper wipe wire wrap write
 """.split())
@@ -71,7 +72,8 @@ _EN_COMPOUND = re.compile(r"^\S+\s+(?:(?!who\b|that\b|which\b|whoever\b|anyone\b
 _EN_ORDER = re.compile(
     r"\byou(?:'ll|'d|'re\s+to|\s+(?:must|should|shall|will|need\s+to|have\s+to|are\s+to|are\s+(?:required|supposed|"
     r"expected|allowed|free)\s+to|may|can|ought\s+to|always|never|do|don'?t))\b"
-    r"|\b(?:must|mustn'?t|shall|ought\s+to|has\s+to|have\s+to|needs?\s+to|is\s+to|are\s+to|(?:is|are)\s+required\s+to)\b"
+    r"|\b(?:must|mustn'?t|shall|ought\s+to|has\s+to|have\s+to|needs?\s+to|is\s+to|are\s+to|"
+    r"(?:is|are)\s+required\s+to)\b"
     r"|\bshould(?:n'?t)?\b"
     r"|\b(?:the\s+)?(?:user|owner|i|boss|admin|we)\s+(?:\w+\s+)?(?:wants?|would\s+like|'d\s+like|prefers?|likes?|asks?|"
     r"expects?|requires?|needs?|insists?|demands?|wishes?)\b"

