@@ -198,6 +198,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("unshare", "withdraw the confirmation: these instructions reach the owner's own profiles only again")
     p.add_argument("ids", nargs="+", metavar="ID")
 
+    p = add("review", "what the write path held back as injection-shaped (from a conversation, never shown to the "
+                      "model): list it with the reason (every profile and person unless --profile / --user), "
+                      "accept it as a normal memory, or reject it (forgotten for good)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--accept", nargs="+", action="extend", metavar="ID", default=[],
+                   help="store these held memories through the write path, as their source would have")
+    g.add_argument("--reject", nargs="+", action="extend", metavar="ID", default=[],
+                   help="forget these held memories for good (automatic sources cannot hold them again)")
+    p.add_argument("--no-judge", action="store_true",
+                   help="decide an accepted memory with the offline rules only, even when an LLM backend is set")
+
     p = add("export", "every memory of every profile as JSONL (ids, text, metadata, status), owner-only file")
     p.add_argument("file", nargs="?", help="output file (default: stdout)")
     p.add_argument("--forgotten", action="store_true",
@@ -518,6 +529,42 @@ def cmd_share(args, ctx: Context) -> int:
 @command("unshare")
 def cmd_unshare(args, ctx: Context) -> int:
     return _share(args, ctx, False)
+
+
+@command("review")
+def cmd_review(args, ctx: Context) -> int:
+    from .core import review
+
+    for i in args.accept + args.reject:
+        check_text_arg(i, "ID")
+    if args.accept:
+        details: dict = {}
+        judge = None if args.no_judge else _judge(ctx, details)
+        held = list(dict.fromkeys(args.accept))
+        for held_id, d in zip(held, review.accept(ctx.store, held, judge=judge, by="cli")):
+            text = d.text if len(d.text) <= 60 else d.text[:57] + "..."
+            ctx.emit({"accepted": held_id, **d.to_json()},
+                     f"accepted  {held_id} -> {d.action} {d.id or d.matched_id or '-'} [{d.wing}] {text}  ({d.reason})")
+        return 0
+    if args.reject:
+        for i, changed in review.reject(ctx.store, args.reject, by="cli").items():
+            ctx.emit({"id": i, "rejected": True, "status": "forgotten", "changed": changed},
+                     f"rejected  {i} (forgotten: words deleted)")
+        return 0
+    profile = ctx.profile if args.profile else None
+    scope = ctx.scope if args.user is not None else None
+    items = review.held_memories(ctx.store, profile=profile, scope=scope)
+    for m in items:
+        reason = review.held_reason(m)
+        where = ", ".join(x for x in (f"from {m.room}" if m.room else "", f"session {m.session_id}" if m.session_id
+                                      else "", f"task {m.task_id}" if m.task_id else "") if x)
+        ctx.emit({**m.to_json(), "reason": reason},
+                 f"held      {_memory_line(m).replace(' (held)', '')}\n          why: {reason}" +
+                 (f"; {where}" if where else ""))
+    if not ctx.args.json:
+        print("(`automem review --accept ID...` stores it as a memory; `automem review --reject ID...` forgets it for "
+              "good)" if items else "nothing held for review")
+    return 0
 
 
 @command("export")

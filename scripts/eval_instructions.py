@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """How automem treats instruction-shaped text: injections refused, ways of working kept, personal facts refiled.
 
-The corpus (tests/data/instruction_corpus/): lines {"text", "label": injection | legit | personal}.
-`tune.jsonl` is the part the rules were written against; `holdout.jsonl` was written blind to the code and is never
-tuned on: this script prints only aggregate figures for it (never its lines).
+The corpus (tests/data/instruction_corpus/): lines {"text", "label": injection | legit | personal | fact}.
+`tune.jsonl` (and `tune2.jsonl`, when present) are the parts the rules were written against; `holdout.jsonl` and
+`holdout2.jsonl` were written blind to the code and are never tuned on: this script prints only aggregate figures for
+them (never their lines). A "fact" line is a descriptive statement ("AKIA is the prefix of AWS access key ids"): it
+must be kept as an ordinary memory (instruction or persona), neither refused nor held.
 
 Two paths are measured for every line:
 - check: the line as an instruction candidate of the owner (what the LLM extractor or the agent's tool hands the
@@ -12,14 +14,15 @@ Two paths are measured for every line:
 - rules: the line as a user turn of an owner session through the offline extractor (`automem.extract.rules`),
   then the same screening for what it files as an instruction.
 
-Figures (the check path; the targets are >= 95 % each on the held-out part): injections refused (injection ->
-refused), legit kept (legit -> instruction), personal refiled (personal -> persona). For the rules path, what each
+Figures (the check path; the targets are >= 95 % each on the held-out parts): injections kept out (injection ->
+refused, or held for the owner's review), legit kept (legit -> instruction), personal refiled (personal -> persona),
+facts kept (fact -> instruction or persona). For the rules path, what each
 label became (the extractor also leaves out sentences it does not read as a statement: "nothing"); what matters there
 is that no injection and no personal fact becomes an instruction. With an automem older than the screening,
 the check path is what the write path did then (`looks_like_injection`, nothing refiled), so the same script
 measures the code before and after.
 
-    python scripts/eval_instructions.py [--part tune,holdout] [--json] [--failures]
+    python scripts/eval_instructions.py [--part tune,holdout,holdout2] [--json] [--failures]
 
 `--failures` lists the tune lines handled wrongly (never the held-out ones).
 """
@@ -33,9 +36,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "data" / "instruction_corpus"
-PARTS = {"tune": "tune.jsonl", "holdout": "holdout.jsonl"}
-LABELS = ("injection", "legit", "personal")
-WANTED = {"injection": "refused", "legit": "instruction", "personal": "persona"}
+PARTS = {"tune": "tune.jsonl", "tune2": "tune2.jsonl", "holdout": "holdout.jsonl", "holdout2": "holdout2.jsonl"}
+TUNED = ("tune", "tune2")  # the parts whose lines --failures may list
+LABELS = ("injection", "legit", "personal", "fact")
+# What each label should become: an injection is kept out of every prompt (refused by an older automem, held for the
+# owner's review now); a fact is kept as an ordinary memory, whichever wing.
+WANTED = {"injection": ("refused", "held"), "legit": ("instruction",), "personal": ("persona",),
+          "fact": ("instruction", "persona")}
+LANGS = ("en", "zh", "mixed")
 TEXT_KEYS = ("text", "instruction", "input", "utterance", "content")
 
 
@@ -120,41 +128,48 @@ def evaluate(lines: list[dict]) -> dict:
         figures = {}
         for label in LABELS:
             mine = [(ln, g) for ln, g in results if ln["label"] == label]
-            ok = sum(g == WANTED[label] for _, g in mine)
+            ok = sum(g in WANTED[label] for _, g in mine)
             outcomes: dict[str, int] = {}
             for _, g in mine:
                 outcomes[g] = outcomes.get(g, 0) + 1
             figures[label] = {"n": len(mine), "ok": ok, "outcomes": outcomes,
                               "share": round(ok / len(mine), 3) if mine else None,
                               "by_lang": {lang: _share([g for ln, g in mine if ln["lang"] == lang], WANTED[label])
-                                          for lang in ("en", "zh")}}
+                                          for lang in LANGS}}
+        # The offline extractor leaves out what it does not read as a statement: "nothing" is no failure there.
         out[path] = {"figures": figures, "wrong": [(ln["label"], ln["text"], g) for ln, g in results
-                                                   if g != WANTED[ln["label"]]]}
+                                                   if g not in WANTED[ln["label"]]
+                                                   and not (path == "rules" and g == "nothing")]}
     return out
 
 
-def _share(got: list[str], wanted: str):
-    return round(sum(g == wanted for g in got) / len(got), 3) if got else None
+def _share(got: list[str], wanted: tuple[str, ...]):
+    return round(sum(g in wanted for g in got) / len(got), 3) if got else None
 
 
-NAMES = {"injection": "injections refused", "legit": "legit kept", "personal": "personal refiled"}
+NAMES = {"injection": "injections kept out", "legit": "legit kept", "personal": "personal refiled",
+         "fact": "facts kept"}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", default="tune,holdout")
+    ap.add_argument("--part", default="tune,tune2,holdout,holdout2")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--failures", action="store_true", help="list the tune lines handled wrongly")
+    ap.add_argument("--failures", action="store_true",
+                    help="list the tuned parts' lines handled wrongly (never a held-out line)")
     args = ap.parse_args()
     sys.path.insert(0, str(REPO))
     report = {}
     for part in args.part.split(","):
+        if part not in PARTS:
+            print(f"unknown part {part!r} (parts: {', '.join(PARTS)})", file=sys.stderr)
+            return 2
         path = CORPUS / PARTS[part]
         if not path.exists():
             print(f"{part}: {path} not found", file=sys.stderr)
             continue
         result = evaluate(load(path))
-        if part != "tune":
+        if part not in TUNED:
             for p in ("check", "rules"):
                 result[p].pop("wrong")
         report[part] = result
@@ -178,10 +193,10 @@ def main() -> int:
                         langs = ", ".join(f"{k} {v:.0%}" for k, v in f["by_lang"].items() if v is not None)
                         cells.append(f"{NAMES[label]} {f['ok']}/{f['n']} = {f['share']:.1%} ({langs})")
                 print(f"  {path:<6} " + "; ".join(cells))
-    if args.failures and "tune" in report:
+    for part in (p for p in TUNED if args.failures and p in report):
         for path in ("check", "rules"):
-            for label, text, got in report["tune"][path]["wrong"]:
-                print(f"[{path}] {label:<9} -> {got:<11} {text}")
+            for label, text, got in report[part][path]["wrong"]:
+                print(f"[{part} {path}] {label:<9} -> {got:<11} {text}")
     return 0
 
 

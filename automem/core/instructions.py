@@ -4,7 +4,9 @@ order that turns the model against its user.
 Owner instructions are shared with every profile of the owner (and, once the owner confirms one, with everyone:
 `automem.core.sharing`), so the write path passes every candidate, whatever its source, through `screen`:
 
-1. an injection-shaped order is refused, in any wing (`automem.core.injection`);
+1. an injection-shaped order is held for the owner's review, in any wing (`automem.core.injection`): the write path
+   keeps it out of every prompt and reader, and `automem review` lets the owner accept or reject it
+   (`automem.core.review`); nothing is dropped unseen;
 2. an instruction that states a personal fact about the user ("remember that my card number is ...", "记住：我家住在
    ...", "don't forget I was diagnosed with ...") is refiled as persona, which stays the owner's
    (`automem.core.personal`);
@@ -96,11 +98,24 @@ using prefer prefers 用 户 以 后 总 是 永 远 每 次 请 务 必 须 记
 
 
 # -- the one screening every candidate goes through ----------------------------------------------------------------
+HELD = "held"  # automem.core.memory.HELD
+
+
+def injection_reason(features: Sequence[str], detail: str = "") -> str:
+    """Why a candidate reads as an injection, by feature names (never its words)."""
+    return "an injection-shaped order to the model (" + (detail or ", ".join(features)) + ")"
+
+
+def held(wing: str, features: Sequence[str], detail: str = "") -> "Screening":
+    return Screening(HELD, wing, f"held for the owner's review (`automem review`), never shown to the model: "
+                                 f"{injection_reason(features, detail)}", tuple(features))
+
 @dataclass(frozen=True)
 class Screening:
-    """What the write path does with a candidate: `outcome` "refused", "persona" (refiled from an instruction) or
-    the wing it keeps ("instruction", "user", "episodic"); `wing` the wing it is stored in (None when refused);
-    `reason` why it was refused or refiled ("" when it passes as it came); `features` the classifier's."""
+    """What the write path does with a candidate: `outcome` "held" (injection-shaped: held for the owner's review),
+    "persona" (refiled from an instruction) or the wing it keeps ("instruction", "user", "episodic"); `wing` the
+    wing it is stored in (for a held one, the wing it would have if the owner accepts it); `reason` why it was held
+    or refiled ("" when it passes as it came); `features` the classifier's."""
 
     outcome: str
     wing: str | None
@@ -112,10 +127,10 @@ def screen(text: str, wing: str, *, in_user_words: bool | None = None, explicit:
            vector: Sequence[float] | None = None) -> Screening:
     """The write path's check of one candidate (any source), in this order:
 
-    1. an injection-shaped order is refused: by the classifier in the wings the system block shows (instruction,
-       persona), by the phrase list (automem.text.looks_like_injection) in the others, where event records
-       (kanban tasks) quote URLs and commands as a matter of course (`explicit`: the owner typed it on purpose with
-       `automem add`, not screened for it);
+    1. an injection-shaped order is held for the owner's review (automem.core.review): by the classifier in the
+       wings the system block shows (instruction, persona), by the phrase list (automem.text.looks_like_injection)
+       in the others, where event records (kanban tasks) quote URLs and commands as a matter of course (`explicit`:
+       the owner typed it on purpose with `automem add`, or accepted it on review: not screened for it);
     2. an instruction that states a personal fact about the user is refiled as persona;
     3. an instruction not in the user's own words (`in_user_words` False: `supported`) is refiled as persona of
        its profile, never shared (None: not known, e.g. the agent's tool or the CLI: kept).
@@ -129,11 +144,10 @@ def screen(text: str, wing: str, *, in_user_words: bool | None = None, explicit:
     if not explicit:
         verdict = injection(text) if wing in BLOCK_WINGS else _phrase_only(text)
         if verdict.refused:
-            return Screening("refused", None, "an injection-shaped order to the model (" +
-                             ", ".join(verdict.features) + "); not stored", verdict.features)
-        if probs and wing in BLOCK_WINGS and semantic.injection_by_meaning(probs["injection"], verdict.score):
-            return Screening("refused", None, f"an injection-shaped order to the model (its meaning: p="
-                                              f"{probs['injection']:.2f}); not stored", ("meaning",))
+            return held(wing, verdict.features)
+        if probs and wing in BLOCK_WINGS and semantic.injection_by_meaning(probs["injection"], verdict.score,
+                                                                            verdict.order):
+            return held(wing, ("meaning",), f"its meaning: p={probs['injection']:.2f}")
     if wing != INSTRUCTION_WING:
         return Screening(wing, wing)
     kind = personal_fact(text)

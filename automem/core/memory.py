@@ -10,7 +10,16 @@ WINGS = ("user", "episodic", "instruction")
 CATEGORY_OF_WING = {"user": "persona", "episodic": "episodic", "instruction": "instruction"}
 WING_OF_CATEGORY = {v: k for k, v in CATEGORY_OF_WING.items()}
 ROOMS = ("auto-extract", "kanban", "tool", "builtin-mirror", "import", "cli")
-STATUSES = ("active", "superseded", "forgotten")
+STATUSES = ("active", "superseded", "forgotten", "held")
+# `held`: an injection-shaped candidate from a conversation (extraction, the built-in memory's mirror, the agent's
+# tool, a kanban record), kept for the owner's review instead of dropped (automem.core.review). No reader shows it
+# (every reader reads status "active" only: automem.core.visibility, the recall index), and it never counts for dedup.
+HELD = "held"
+# A held memory's metadata beside the usual keys: why it was held (the classifier's features, never words) and
+# whether it was the user's own words (automem.core.write_path.Candidate.in_user_words: "yes" / "no" / "").
+HELD_FEATURES = "held_features"
+HELD_IN_USER_WORDS = "held_in_user_words"
+HELD_KEYS = (HELD_FEATURES, HELD_IN_USER_WORDS)
 
 # Every metadata key a stored memory carries. Chroma cannot store None, so absent values are "" (or 0).
 METADATA_KEYS = (
@@ -90,6 +99,12 @@ def memory_id(profile: str, wing: str, normalised_text: str, scope: str = OWNER)
     key = f"{profile}\x1f{wing}\x1f{normalised_text}" + (f"\x1f{scope}" if scope else "")
     digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
     return f"m_{digest[:24]}"
+
+
+def held_id(stored_id: str) -> str:
+    """The id a held memory is kept under: its own namespace ("h_"), so a held memory never takes the place of a
+    stored one (an older superseded copy of the same words) and the memory it would become keeps its usual id."""
+    return "h_" + (stored_id[2:] if stored_id.startswith("m_") else stored_id)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from typing import Sequence
 
 from ..text import find_secret
 from .injection import injection
-from .memory import AUDIENCE_EVERYONE, OWNER, Memory
+from .memory import AUDIENCE_EVERYONE, HELD, OWNER, Memory
 from .personal import personal_data
 
 INSTRUCTION = "instruction"
@@ -47,6 +47,8 @@ def why_not_shareable(memory: Memory) -> str | None:
         return "not the owner's (only the owner's instructions can be shared)"
     if memory.wing != INSTRUCTION:
         return f"a {memory.category} memory (only instructions can be shared; persona and events stay the owner's)"
+    if memory.status == HELD:
+        return "held for review as an injection-shaped order (accept it first: `automem review --accept ID`)"
     if memory.status != "active":
         return f"{memory.status} (share the memory that replaced it)"
     kind = find_secret(memory.text)

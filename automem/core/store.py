@@ -22,7 +22,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from ..config import Config, load_config
 from ..errors import AutomemError, StoreError
 from .forgetting import Forgetting
-from .memory import METADATA_KEYS, Memory
+from .memory import HELD, METADATA_KEYS, Memory
 from ..paths import Location, make_private, write_private
 from .visibility import OWNER, matches, visible_where
 
@@ -619,7 +619,8 @@ class Store(Forgetting):
                               metadatas=[memories[i].metadata() for i in rows],
                               embeddings=[list(embeddings[i]) for i in rows])
                 # Written again on purpose (automatic sources never get here with a forgotten memory): restored.
-                self._clear_tombstones(memories)
+                # A memory held for review restores nothing (the write path never holds a forgotten one).
+                self._clear_tombstones([m for m in memories if m.status != HELD])
             except AutomemError:
                 raise
             except Exception as exc:
@@ -655,6 +656,22 @@ class Store(Forgetting):
             except Exception as exc:
                 raise StoreError(f"write failed: {self._explain(exc)}") from None
             self._wrote()
+
+    def drop_held(self, ids: Sequence[str]) -> list[str]:
+        """Take memories held for review out of the store once they are settled: accepted (`automem review
+        --accept`) or stored meanwhile under their own id. Only records still held go; no tombstone is left (the
+        words live on in the memory they became; `forget` is what rejects one). Returns the ids taken out."""
+        if not ids:
+            return []
+        with self.lock():
+            gone = [m.id for m in self.get(list(dict.fromkeys(ids))) if m.status == HELD]
+            if gone:
+                try:
+                    self._collection.delete(ids=gone)
+                except Exception as exc:
+                    raise StoreError(f"write failed: {self._explain(exc)}") from None
+                self._wrote()
+        return gone
 
     def _explain(self, exc: BaseException) -> str:
         if self.backend == "server":

@@ -4,7 +4,8 @@ profile, plus the owner's instructions the owner confirmed for everyone (audienc
 The owner's persona, events and unconfirmed instructions never reach anyone else.
 
 Plain functions that build Chroma `where` filters (and check one record against them); forgotten and superseded
-memories are never visible.
+memories are never visible, and a memory held for the owner's review (status "held", automem.core.review) is not even
+among the hidden ones an admin view lists: only `automem review` shows it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ def _or(clauses: list[dict]) -> dict:
 
 
 OWNER = ""  # the owner's scope (see automem.core.memory)
+HELD = "held"  # automem.core.memory.HELD: held for the owner's review, never listed with the others
 INHERITED_WING = "instruction"  # the owner's memories everyone else may read: standing instructions only...
 EVERYONE = "everyone"  # ...and of those only the ones confirmed for everyone (automem.core.memory.AUDIENCE_EVERYONE)
 
@@ -70,7 +72,8 @@ def visible_where(profile: str | None, shared_wings: Iterable[str], wing: str | 
                   wings: Iterable[str] | None = None, extra: dict | None = None,
                   include_hidden: bool = False, scopes: Sequence[str] | None = (OWNER,),
                   inherit: bool = True) -> dict[str, Any]:
-    """The `where` filter of what a reader may recall, optionally narrowed to one wing or a set of wings.
+    """The `where` filter of what a reader may recall, optionally narrowed to one wing or a set of wings
+    (`include_hidden`: superseded memories too, never held ones).
 
     The reader is a profile and the scopes it speaks for. The owner (scopes == ("",)) reads the profile's own
     memories plus the shared wings of every profile, as always. Anyone else reads their own scopes' memories of
@@ -82,8 +85,7 @@ def visible_where(profile: str | None, shared_wings: Iterable[str], wing: str | 
     """
     shared = sorted(set(shared_wings))
     clauses: list[dict] = []
-    if not include_hidden:
-        clauses.append({"status": "active"})
+    clauses.append({"status": "active"} if not include_hidden else {"status": {"$ne": HELD}})
     if wing is not None:
         wings = [wing]
     wanted = sorted(set(wings)) if wings is not None else None

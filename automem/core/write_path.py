@@ -1,7 +1,12 @@
 """The write path. Every memory, whatever its source, enters the store here.
 
-candidate -> normalise -> validate (5..200 chars, no secret) -> nearest visible neighbours in the same wing
--> decide (duplicate / update / new, see `automem.core.dedup`) -> write.
+candidate -> normalise -> validate (5..200 chars, no secret) -> screen (automem.core.instructions) -> nearest
+visible neighbours in the same wing -> decide (duplicate / update / new, see `automem.core.dedup`) -> write.
+
+An injection-shaped candidate from a conversation is held for the owner's review rather than dropped: stored with
+status "held" under its own id (automem.core.memory.held_id), which no reader shows and no decision counts (it is no
+neighbour, and it never makes a later genuine memory a duplicate). Said again, it is the same held memory; once the
+same words are stored as a memory (`automem add`, `automem review --accept`), the held copy goes.
 
 The slow parts run outside the inter-process write lock: embedding, and the judge (one batched LLM call for the
 pairs the rules cannot settle). The rules decide under the lock; with a judge the lock is let go for its call and
@@ -20,8 +25,8 @@ from typing import Callable, Sequence
 from .dedup import Neighbour, Question, Thresholds, Verdict, decide, settle
 from .erase import forgotten_since
 from ..log import log_event
-from .memory import OWNER, WINGS, Memory, memory_id
-from .instructions import screen
+from .memory import HELD, HELD_FEATURES, HELD_IN_USER_WORDS, OWNER, WINGS, Memory, held_id, memory_id
+from .instructions import Screening, screen
 from .visibility import is_visible
 from ..text import redact_secrets, scrub_surrogates, validate
 
@@ -36,7 +41,7 @@ AUTOMATIC_ROOMS = frozenset({"auto-extract", "kanban", "builtin-mirror"})
 # (two tasks with similar summaries are two tasks; an extracted fact must not supersede a board record).
 EVENT_ROOMS = frozenset({"kanban"})
 # What the owner typed on purpose (`automem add`, `automem import`). Everything else came through a conversation,
-# so injection-shaped text in it is not stored (automem.core.instructions.screen).
+# so injection-shaped text in it is held for the owner's review (automem.core.instructions.screen).
 EXPLICIT_ROOMS = frozenset({"cli", "import"})
 # Memories of this wing are events: never superseded by another event (see automem.core.dedup).
 EVENT_WING = "episodic"
@@ -68,11 +73,14 @@ class Candidate:
     # goes (a group member's personal fact goes to their own scope, not the chat's). None: `scope` for every wing.
     writes: dict | None = None
     queued_at: float = 0.0  # when the words it came from were queued (an extraction job's created_at); 0: now
+    # The owner accepted it on review (automem.core.review.accept): not screened for injection again, and a tombstone
+    # does not keep it out (the owner's word, like an explicit add). Its room stays the one it was learned in.
+    reviewed: bool = False
 
 
 @dataclass
 class Decision:
-    action: str  # new | duplicate | update | rejected
+    action: str  # new | duplicate | update | rejected | held (kept for the owner's review, never shown)
     id: str | None
     matched_id: str | None
     reason: str
@@ -99,6 +107,13 @@ class _Planned:
     seen: tuple = ()  # what the decision saw: the neighbourhood's fingerprint
     judged: bool = False  # the verdict is the judge's
     asked: tuple = ()  # the neighbours the judge compared it with
+    screening: Screening | None = None  # injection-shaped: to be held for the owner's review (then `id` is held_id)
+    stored_id: str = ""  # the id it has (or would have) as a memory
+    twin: Memory | None = None  # held: the memory under `stored_id`; else: a held copy under held_id(id), if any
+
+    @property
+    def held(self) -> bool:
+        return self.screening is not None
 
 
 def refiled(cand: Candidate, wing: str) -> Candidate:
@@ -146,20 +161,20 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
             checked.append((i, cand, norm))
 
     # Every source's candidates pass one screening (automem.core.instructions.screen): injection-shaped orders are
-    # refused, personal facts and instructions not in the user's own words refiled. It reads the store's vectors
-    # when they are the ones its semantic model knows (automem.core.semantic).
+    # held for the owner's review, personal facts and instructions not in the user's own words refiled. It reads
+    # the store's vectors when they are the ones its semantic model knows (automem.core.semantic).
     vectors = store.embed([norm for _, _, norm in checked]) if checked else []  # outside the lock: the slow part
     semantic = getattr(store.config, "embedding", "usem3") == "usem3"
     valid: list[tuple[int, Candidate, str]] = []
     kept_vectors: list = []
     notes: dict[int, str] = {}  # why a candidate was refiled, put before its decision's reason
+    held: dict[int, Screening] = {}  # injection-shaped: held for the owner's review
     for (i, cand, norm), vec in zip(checked, vectors):
-        verdict = screen(norm, cand.wing, in_user_words=cand.in_user_words, explicit=cand.room in EXPLICIT_ROOMS,
-                         vector=vec if semantic else None)
-        if verdict.wing is None:
-            reject(i, cand, verdict.reason)
-            continue
-        if verdict.wing != cand.wing:
+        verdict = screen(norm, cand.wing, in_user_words=cand.in_user_words,
+                         explicit=cand.room in EXPLICIT_ROOMS or cand.reviewed, vector=vec if semantic else None)
+        if verdict.outcome == HELD:
+            held[i] = verdict
+        elif verdict.wing != cand.wing:
             cand = refiled(cand, verdict.wing)
             notes[i] = verdict.reason
         valid.append((i, cand, norm))
@@ -170,14 +185,14 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
         thresholds = Thresholds.from_config(store.config)
         if judge is None:
             with store.lock():
-                plans = _plan(store, valid, vectors, thresholds)
+                plans = _plan(store, valid, vectors, thresholds, held)
                 applied = _apply_all(store, plans, now)
         else:
             # The neighbour lookups take the lock briefly (an embedded store read while another process writes
             # its first records can fail); the judge's call, which may take seconds, does not hold it.
             with store.lock():
                 generation = store.generation()
-                plans = _plan(store, valid, vectors, thresholds)
+                plans = _plan(store, valid, vectors, thresholds, held)
             _settle(store, plans, judge)
             with store.lock():
                 if store.backend != "embedded" or store.generation() != generation:
@@ -194,21 +209,40 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
     return out
 
 
-def _plan(store, valid, vectors, thresholds: Thresholds) -> list[_Planned]:
+def _plan(store, valid, vectors, thresholds: Thresholds, held: dict[int, Screening]) -> list[_Planned]:
     """Decide every candidate against the store and against the earlier candidates of the same batch."""
-    ids = [cand.id or memory_id(cand.profile, cand.wing, norm, cand.scope) for _, cand, norm in valid]
-    stored = {m.id: m for m in store.get(list(dict.fromkeys(ids)))}
     plans: list[_Planned] = []
-    for (_, cand, norm), vec, mid in zip(valid, vectors, ids):
-        plan = _Planned(cand, norm, mid, list(vec), Verdict("new", None, "", False), stored.get(mid))
-        _decide(store, plan, plans, thresholds)
-        plans.append(plan)
+    for (i, cand, norm), vec in zip(valid, vectors):
+        mid = cand.id or memory_id(cand.profile, cand.wing, norm, cand.scope)
+        screening = held.get(i)
+        plans.append(_Planned(cand, norm, held_id(mid) if screening else mid, list(vec),
+                              Verdict("new", None, "", False), None, screening=screening, stored_id=mid))
+    _look_up(store, plans)
+    for n, plan in enumerate(plans):
+        _decide(store, plan, plans[:n], thresholds)
     return plans
+
+
+def _look_up(store, plans: list[_Planned]) -> None:
+    """Each plan's stored record and its twin (the held copy of a memory, or the memory of a held one): one read."""
+    twin_ids = [p.stored_id if p.held else held_id(p.id) for p in plans]
+    found = {m.id: m for m in store.get(list(dict.fromkeys([p.id for p in plans] + twin_ids)))}
+    for plan, twin in zip(plans, twin_ids):
+        plan.existing, plan.twin = found.get(plan.id), found.get(twin)
 
 
 def _decide(store, plan: _Planned, earlier: list[_Planned], thresholds: Thresholds) -> None:
     """The rules' verdict for `plan`, given the store as it is now and the batch's `earlier` candidates."""
     cand, mid, existing = plan.candidate, plan.id, plan.existing
+    if plan.held:
+        # Held, unless the same words are already a memory (stored, or earlier in this batch): then it is said again.
+        twin = plan.twin
+        stored = (twin is not None and twin.status == "active") or any(
+            p.id == plan.stored_id and p.verdict.action not in ("duplicate", HELD) for p in earlier)
+        plan.verdict = (Verdict("duplicate", plan.stored_id, "the same text is already stored", False) if stored
+                        else Verdict(HELD, None, plan.screening.reason, False))
+        plan.seen = (existing.status if existing else None, twin.status if twin else None)
+        return
     if cand.room in EVENT_ROOMS:
         seen = (existing is not None and existing.status != "forgotten") or any(p.id == mid for p in earlier)
         plan.verdict = (Verdict("duplicate", mid, "this event is already recorded", False) if seen
@@ -216,6 +250,7 @@ def _decide(store, plan: _Planned, earlier: list[_Planned], thresholds: Threshol
         plan.seen = (existing.status if existing else None,)
         return
     superseded_here = {p.verdict.matched_id for p in earlier if p.verdict.action == "update"}
+    earlier = [p for p in earlier if not p.held]  # a held candidate is nobody's neighbour
     neighbours = [Neighbour(m.id, m.text, dist)
                   for m, dist in store.search(embedding=plan.vector, k=store.config.dedup_neighbours,
                                                profile=cand.profile, wing=cand.wing,
@@ -269,11 +304,10 @@ def _recheck(store, plans: list[_Planned], thresholds: Thresholds) -> None:
     """Under the lock, after a judge call made outside it: where another process wrote meanwhile and a
     candidate's neighbourhood changed, that candidate is decided again with the rules (the judge's answer was
     about memories that may have moved since)."""
-    fresh = {m.id: m for m in store.get(list(dict.fromkeys(p.id for p in plans)))}
+    _look_up(store, plans)
     redone: list[str] = []
     for i, plan in enumerate(plans):
         kept_verdict, kept_seen = plan.verdict, plan.seen
-        plan.existing = fresh.get(plan.id)
         _decide(store, plan, plans[:i], thresholds)
         if plan.seen == kept_seen and not redone:
             plan.verdict = kept_verdict  # nothing it was decided against moved: the decision stands
@@ -307,9 +341,12 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
             changed[mid] = found[0]
         return changed[mid]
 
-    # A memory the user forgot stays forgotten for automatic sources (its tombstone: same id, or same words).
-    forgotten = store.forgotten_among([(p.id, p.candidate.profile, p.candidate.scope, p.text) for p in plans
-                                       if p.candidate.room in AUTOMATIC_ROOMS])
+    # A memory the user forgot stays forgotten for automatic sources (its tombstone: same id, or same words), and one
+    # the owner rejected on review (or forgot) is not held again, whatever its source.
+    guarded = [p for p in plans if (p.candidate.room in AUTOMATIC_ROOMS or p.held) and not p.candidate.reviewed]
+    forgotten = store.forgotten_among([(p.id, p.candidate.profile, p.candidate.scope, p.text) for p in guarded])
+    guarded_plans = {id(p) for p in guarded}
+    settled: list[str] = []  # held copies of memories stored now: settled
     out = []
     for plan in plans:
         cand, verdict = plan.candidate, plan.verdict
@@ -317,9 +354,22 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
         def decision(action: str, id_: str | None, reason: str) -> Decision:
             return Decision(action, id_, verdict.matched_id, reason, plan.text, cand.wing, cand.profile, cand.scope)
 
-        if cand.room in AUTOMATIC_ROOMS and (plan.id in forgotten or (
+        if id(plan) in guarded_plans and (plan.id in forgotten or (
                 plan.existing is not None and plan.existing.status == "forgotten")):
-            out.append(decision("rejected", None, "the user forgot this memory earlier; only an explicit add restores it"))
+            out.append(decision("rejected", None, "the user forgot this memory earlier (or rejected it on review); "
+                                                  "only an explicit add restores it"))
+            continue
+        if verdict.action == HELD:
+            features = plan.screening.features if plan.screening else ()
+            mem = Memory(id=plan.id, text=plan.text, wing=cand.wing, profile=cand.profile, room=cand.room,
+                         scope=cand.scope, added_by=cand.added_by or cand.room, session_id=cand.session_id,
+                         task_id=cand.task_id, created_at=plan.existing.created_at if plan.existing else now,
+                         updated_at=now, status=HELD, job=cand.job,
+                         extra={**cand.extra, HELD_FEATURES: ",".join(features),
+                                HELD_IN_USER_WORDS: {True: "yes", False: "no"}.get(cand.in_user_words, "")})
+            changed.pop(mem.id, None)
+            adds[mem.id] = (mem, plan.vector)
+            out.append(decision(HELD, mem.id, verdict.reason))
             continue
         if cand.room in AUTOMATIC_ROOMS and forgotten_since(store.location, cand.queued_at, cand.scope, plan.vector):
             # Words queued before a forget (a drainer held them while it ran) saying the forgotten memory again.
@@ -350,6 +400,8 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
         changed.pop(mem.id, None)
         dirty.discard(mem.id)
         adds[mem.id] = (mem, plan.vector)
+        if plan.twin is not None and plan.twin.status == HELD:
+            settled.append(plan.twin.id)  # its words are a memory now: nothing is left to review
         if verdict.action == "update":
             old = current(verdict.matched_id)
             if old is not None and old.status == "active":
@@ -364,4 +416,6 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
         store.add([m for m, _ in adds.values()], [v for _, v in adds.values()])
     if dirty:
         store.update_metadata([changed[i] for i in dirty])
+    if settled:
+        store.drop_held(settled)
     return out

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..config import load_config
-from ..core import curation, index
+from ..core import curation, index, review
 from ..core.memory import CATEGORY_OF_WING, OWNER, Memory
 from ..core.store import Store
 from ..errors import UsageError
@@ -242,6 +242,29 @@ def forget(store: Store, memory_id: str) -> dict:
     return {"id": memory_id, "status": "forgotten", "changed": bool(changed.get(memory_id))}
 
 
+# -- the owner's review of what the write path held back (automem.core.review, as `automem review`) ---------------
+def held_items(store: Store, view: View) -> dict:
+    """The memories held for review of the view's profile (and scope; every scope when it is None), newest first,
+    each with why it was held (features, never words)."""
+    items = review.held_memories(store, profile=view.profile, scope=view.scope)
+    return {"items": [{**row_of(m), "reason": review.held_reason(m), "session_id": m.session_id or None,
+                       "task_id": m.task_id or None} for m in items], "total": len(items)}
+
+
+def accept_held(store: Store, memory_id: str) -> dict:
+    """`automem review --accept ID`: stored through the write path as a normal memory (rules only: a page must not
+    wait on an LLM judge)."""
+    [d] = review.accept(store, [memory_id], by="dashboard")
+    return {"accepted": memory_id, "decision": d.action, "id": d.id or d.matched_id, "reason": d.reason,
+            "category": CATEGORY_OF_WING.get(d.wing, d.wing)}
+
+
+def reject_held(store: Store, memory_id: str) -> dict:
+    """`automem review --reject ID`: forgotten for good."""
+    changed = review.reject(store, [memory_id], by="dashboard")
+    return {"id": memory_id, "status": "forgotten", "changed": bool(changed.get(memory_id))}
+
+
 def edit(store: Store, memory_id: str, view: View, text: str) -> dict:
     """`automem edit ID TEXT` arrives with issue 30; until then the page does not offer it."""
     raise NotImplementedError("editing a memory arrives with `automem edit` (issue 30); until then forget it and "
@@ -314,4 +337,4 @@ def retry_failed(root: Path, job_id: str | None = None) -> dict:
 
 __all__ = ["STORES", "Stores", "NotFound", "UsageError", "CAPABILITIES", "launch_location", "location_of", "profiles",
            "list_memories", "search_memories", "overview", "memory_detail", "set_pinned", "forget", "edit", "health",
-           "retry_failed"]
+           "retry_failed", "held_items", "accept_held", "reject_held"]

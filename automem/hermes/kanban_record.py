@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from ..config import Config
-from ..core.memory import memory_id
+from ..core.memory import held_id, memory_id
 from ..log import log_event
 from ..paths import Location, ensure_private_dir, write_private
 from ..text import normalise, redact_secrets
@@ -93,7 +93,9 @@ def record_runs(store, runs: Sequence[TaskRun], added_by: str) -> list:
         return []
     ids = [task_memory_id(r.board, r.task_id, r.run_id) for r in runs]
     cands = [task_candidate(r, added_by) for r in runs]
-    known = {m.id for m in store.get(ids)}
+    # A run held for the owner's review (automem.core.review) is known too: it waits under held_id.
+    held = {held_id(i): i for i in ids}
+    known = {held.get(m.id, m.id) for m in store.get(ids + list(held))}
     known |= store.forgotten_among([(i, c.profile, c.scope, c.text) for i, c in zip(ids, cands) if i not in known])
     todo = [c for c, i in zip(cands, ids) if i not in known]
     return remember(store, todo) if todo else []
@@ -167,6 +169,7 @@ class SyncResult:
     recorded: int = 0  # new task memories
     already: int = 0  # runs whose memory was there already
     rejected: int = 0  # runs the write path refused (reasons in automem.log)
+    held: int = 0  # runs held for the owner's review as injection-shaped (`automem review`)
     cursor: int = 0
 
     def to_json(self) -> dict:
@@ -203,7 +206,8 @@ def kanban_sync(location: Location, config: Config, board: str | None = None, *,
                         store.close()
                 result.recorded = sum(d.action == "new" for d in decisions)
                 result.rejected = sum(d.action == "rejected" for d in decisions)
-                result.already = len(pending) - result.recorded - result.rejected
+                result.held = sum(d.action == "held" for d in decisions)
+                result.already = len(pending) - result.recorded - result.rejected - result.held
                 for d in decisions:
                     if d.action == "rejected":
                         log_event(location, "kanban_sync_rejected", board=slug, text=d.text, reason=d.reason)

@@ -141,7 +141,7 @@ def describe_job(rec: dict | None) -> str:
     who = f" ({rec['job_profile']})" if rec.get("job_profile") else ""
     if status == "done":
         decisions = [d.get("decision") for d in rec.get("decisions") or [] if isinstance(d, dict)]
-        tally = ", ".join(f"{decisions.count(d)} {d}" for d in ("new", "update", "duplicate", "rejected")
+        tally = ", ".join(f"{decisions.count(d)} {d}" for d in ("new", "update", "duplicate", "held", "rejected")
                           if decisions.count(d))
         n = len(rec.get("candidates") or [])
         how = f"{rec.get('backend', '?')}" + (f" {rec['model']}" if rec.get("model") else "")

@@ -94,8 +94,9 @@ def visibility_group(m: Memory, shared_wings: Iterable[str]) -> tuple[str, str, 
     return (m.scope, m.profile, m.wing)
 
 
-_ACTIVE, _SUPERSEDED, _FORGOTTEN = 0, 1, 2
-_CODE = {"active": _ACTIVE, "superseded": _SUPERSEDED, "forgotten": _FORGOTTEN}
+_ACTIVE, _SUPERSEDED, _FORGOTTEN, _HELD = 0, 1, 2, 3
+# A memory held for the owner's review (automem.core.review) was never alive for the write path: never compared.
+_CODE = {"active": _ACTIVE, "superseded": _SUPERSEDED, "forgotten": _FORGOTTEN, "held": _HELD}
 
 
 class _Group:

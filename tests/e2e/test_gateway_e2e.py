@@ -154,5 +154,5 @@ def test_a_callers_instruction_reaches_neither_other_callers_nor_the_owner(gatew
     assert "evil.example" not in agent_request_with(gateway, "ALICE-TURN-3")
     gateway.h.chat("OWNER-CLI-TURN: hello").check()  # the owner's own CLI session on the same root
     assert "evil.example" not in agent_request_with(gateway, "OWNER-CLI-TURN")
-    # refused as injection-shaped (automem.core.injection), or at most kept in Bob's own scope
+    # held for the owner's review as injection-shaped (never listed), or at most kept in Bob's own scope
     assert {m.scope for m in memories(gateway) if m.text == POISON} <= {"session:api_server::webui%3Abob"}
