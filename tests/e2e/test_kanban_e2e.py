@@ -5,7 +5,8 @@ Two profiles, blog-writer and editor, both with automem installed by `automem in
 story in order, because each step builds on the store the previous one left:
 
 1. task 1 "写一篇 Kanban 入门文章" (blog-writer) is dispatched and completes: the store holds its task memory, and
-   the instruction its worker stated ("日期必须是RFC3339格式") is extracted from the transcript;
+   the rule its worker stated ("日期必须是RFC3339格式") is kept for blog-writer only (the worker's words are not the
+   owner's: persona, never shared); the owner then says it in a blog-writer session, and it becomes an instruction;
 2. task 2 "写一篇 Kanban 进阶文章" (editor): the first request its worker sends holds, in automem's block, task 1's
    id, title and summary and the instruction learned by blog-writer;
 3. a Docker networking task is not shown task 1 (relevance, not recency);
@@ -163,7 +164,7 @@ def hermes(tmp_path, llm):
 def test_kanban_workers_remember(hermes: HermesRoot, llm: FakeLLM):
     board = Board(hermes)
 
-    # 1. task 1 by blog-writer: the task memory, and the instruction stated in its worker's transcript
+    # 1. task 1 by blog-writer: the task memory, and the rule stated in its worker's transcript
     t1 = board.create("写一篇 Kanban 入门文章", "blog-writer", "面向新手读者：看板、列与 WIP 限制。")
     llm.set_rules(extraction_rules() + worker_rules(
         t1, SUMMARY_1, f"入门文章已完成。提醒：文中所有{INSTRUCTION}，例如 2026-12-02T10:00:00Z。"))
@@ -173,12 +174,18 @@ def test_kanban_workers_remember(hermes: HermesRoot, llm: FakeLLM):
     assert m1["text"].startswith("写一篇 Kanban 入门文章 — ") and m1["kanban_summary"] == SUMMARY_1
     assert m1["added_by"] == "kanban-hook"  # stored by the worker's kanban_task_completed hook
 
-    def learned() -> list[dict]:
+    def learned(wing: str) -> list[dict]:
         return [m for m in hermes.automem_json("list", "--hermes-home", str(hermes.root), "--all-profiles",
-                                               "--wing", "instruction") if m["text"] == INSTRUCTION]
+                                               "--wing", wing) if m["text"] == INSTRUCTION]
 
-    [rule] = poll(learned, deadline_s=90, what="the instruction extracted from task 1's worker")
-    assert rule["profile"] == "blog-writer" and rule["task_id"] == t1
+    # the worker's own words are not the owner's: kept for blog-writer as persona, never a rule for every profile
+    [kept] = poll(lambda: learned("user"), deadline_s=90, what="the worker's stated rule kept for its profile")
+    assert kept["profile"] == "blog-writer" and kept["task_id"] == t1 and learned("instruction") == []
+
+    # the owner says it in a blog-writer session: an instruction, shared with every profile's workers
+    hermes.chat(f"提醒：以后文中所有{INSTRUCTION}。", profile="blog-writer").check()
+    [rule] = poll(lambda: learned("instruction"), deadline_s=90, what="the owner's instruction from blog-writer")
+    assert rule["profile"] == "blog-writer"
 
     # 2. task 2 by editor: its first request holds task 1 and blog-writer's instruction, in automem's block
     t2 = board.create("写一篇 Kanban 进阶文章", "editor", "面向有经验的读者：泳道、度量与持续改进。")
