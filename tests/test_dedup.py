@@ -417,6 +417,7 @@ def test_the_later_held_out_parts_hold_all_three_labels_in_both_languages(part):
                                                                    for p in ev.load_pairs("tune")}
 
 
+@pytest.mark.slow  # an evaluation-corpus run: every pair of two corpus parts through the write path
 @pytest.mark.parametrize("part", ["tune", "old"])
 def test_offline_the_write_path_loses_no_fact_of_the_tuned_parts(part):
     """Facts lost (both-true decided duplicate or update, replaces decided duplicate) stay within 1%."""

@@ -527,6 +527,7 @@ def test_first_turn_hook_on_a_broken_board_returns_nothing(root, monkeypatch):
 
 
 @pytest.mark.embedded_only("a child process per call: the store backend adds nothing here")
+@pytest.mark.embedder("hash")  # the backfill is tested, not recall's relevance
 def test_recall_switched_off_still_backfills(board, root, store, monkeypatch):
     monkeypatch.setattr(kanban, "_worker_recall", None)
     (root / "profiles" / "editor").mkdir(parents=True)

@@ -406,6 +406,7 @@ def cli(*args, env=None, input=None, timeout=180, prefix=()):
                           capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.embedder("hash")  # new / duplicate of the same words: no meaning needed, two CLI processes
 def test_cli_extract_prints_each_decision(root, tmp_path):
     chat = tmp_path / "chat.json"
     chat.write_text(json.dumps(SEED_CHAT, ensure_ascii=False))
@@ -438,6 +439,7 @@ def test_cli_extract_prints_each_decision(root, tmp_path):
     assert short.returncode == 0 and "nothing to extract" in short.stdout
 
 
+@pytest.mark.embedder("hash")  # the offline rules path and its rerun of the same words, in CLI processes
 def test_cli_extract_with_rules_and_no_network_at_all(root):
     """The offline defaults: no key, the rules extractor, the embedded store; no network namespace access."""
     prefix = ()

@@ -173,6 +173,7 @@ def test_double_session_end_after_new_is_one_job(root, rules_backend, monkeypatc
     provider.shutdown()
 
 
+@pytest.mark.embedder("hash")  # the hand-over to a detached drainer process is tested, not the embeddings
 def test_session_end_job_is_drained_by_the_detached_drainer(root, rules_backend):
     from automem.core.store import Store
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from . import tiers
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -81,6 +83,7 @@ class HermesRoot:
 
     @classmethod
     def create(cls, base: Path, llm_url: str, *, extra_config: str = "", name: str = "hermes-root") -> "HermesRoot":
+        tiers.require("e2e", "the real hermes CLI")
         hermes = find_hermes()
         if hermes is None:
             raise RuntimeError("hermes is not installed in this environment (pip install hermes-agent==0.19.0)")
