@@ -13,6 +13,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.mark.slow  # multi-process stress: eight writers of 100 memories each, then three SIGKILLed ones
+@pytest.mark.embedder("hash")  # what is tested is that nothing is lost, not what the texts mean
 def test_eight_writers_and_a_sigkilled_one_lose_nothing(tmp_path):
     out = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "stress_store.py"), "--procs", "8",
                           "--per-proc", "100", "--kill-rounds", "3", "--root", str(tmp_path), "--json"],
