@@ -32,8 +32,8 @@ def test_eight_writers_and_a_sigkilled_one_lose_nothing(tmp_path):
 
 
 OPEN = ("import sys\nfrom automem.config import Config\nfrom automem.core.store import open_store\n"
-        "from automem.paths import Location\nstore = open_store(Location.resolve(hermes_home=sys.argv[1]), Config())\nstore.count()\n"
-        "store.close()\n")
+        "from automem.paths import Location\n"
+        "store = open_store(Location.resolve(hermes_home=sys.argv[1]), Config())\nstore.count()\nstore.close()\n")
 
 
 @pytest.mark.slow  # multi-process stress: eight rounds of four processes racing to set up a new root

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from automem.cli import main
+from automem.config import Config
 from automem.core.store import Store
 from automem.core.write_path import Candidate, remember
 from automem.extract.pipeline import enqueue, extract_now
 from automem.extract.spool import pending_jobs
-from automem.config import Config
 from automem.log import text_forms
 from automem.paths import Location
 from automem.text import normalise

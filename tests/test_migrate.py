@@ -10,10 +10,10 @@ import requests
 from automem.cli import main
 from automem.config import Config
 from automem.core.memory import Memory
-from automem.ops.migrate import iter_raw, target_of
-from automem.paths import Location
 from automem.core.store import Store
 from automem.core.write_path import Candidate, remember
+from automem.ops.migrate import iter_raw, target_of
+from automem.paths import Location
 
 # The tests that use the Chroma server are marked `server` (the slow tier); the rest need none.
 
@@ -97,7 +97,8 @@ def test_round_trip_embedded_server_embedded_is_lossless(capsys, tmp_path, chrom
     assert final.tombstones() == [tomb]
     assert final.collection.configuration_json["embedding_function"]["name"] == "automem-usem3"
     every = {m.id: m for m in final.list(profile=None, include_hidden=True)}
-    assert every["m_imported"].extra == {"source": "mem0", "score": 0.5, "mem0_pinned": True}  # keys automem does not own
+    # keys automem does not own
+    assert every["m_imported"].extra == {"source": "mem0", "score": 0.5, "mem0_pinned": True}
     # A working store: the write path decides against what was copied.
     [again] = remember(final, [Candidate("项目改用Python 3.12", wing="instruction", profile="blog-writer")])
     assert again.action == "duplicate"

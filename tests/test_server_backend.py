@@ -17,14 +17,14 @@ import pytest
 import requests
 
 from automem.cli import main
-from automem.ops.compact import compact
 from automem.config import Config
-from automem.errors import StoreError
 from automem.core.memory import memory_id
-from automem.paths import Location
 from automem.core.server import server_checks
 from automem.core.store import Store
 from automem.core.write_path import Candidate, remember
+from automem.errors import StoreError
+from automem.ops.compact import compact
+from automem.paths import Location
 from tests.support.chroma_server import AuthProxy, free_port
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -262,7 +262,7 @@ def test_doctor_names_each_server_problem(location, chroma_server, server_config
     other = Config(chroma_url=server_config.chroma_url, chroma_database=server_config.chroma_database,
                    embedding="openai", embedding_base_url="http://127.0.0.1:9/v1")
     s = Store(location, other)
-    s.collection  # creates the collection with automem-openai
+    _ = s.collection  # creates the collection with automem-openai
     s.close()
     checks = {c.name: c for c in server_checks(server_config)}
     ef = checks["chroma embedding function"]

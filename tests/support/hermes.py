@@ -54,7 +54,8 @@ class Result:
         return None
 
     def check(self) -> "Result":
-        assert self.returncode == 0, (f"{' '.join(self.argv)} exited {self.returncode}\n--- stdout\n{self.stdout[-3000:]}"
+        assert self.returncode == 0, (f"{' '.join(self.argv)} exited {self.returncode}\n"
+                                      f"--- stdout\n{self.stdout[-3000:]}"
                                       f"\n--- stderr\n{self.stderr[-3000:]}")
         return self
 
