@@ -149,9 +149,8 @@ def check_core(loc: Location, check_llm: bool) -> list[Check]:
                         "; ".join(cfg.warnings) or f"automem settings from {', '.join(cfg.sources) or 'defaults'}",
                         "remove or rename the unknown keys" if cfg.warnings else ""))
     try:
-        from ..core.store import open_store
-
         from ..core.health import findings
+        from ..core.store import open_store
 
         store = open_store(loc, cfg)
         try:
