@@ -306,7 +306,6 @@ def check_text_arg(value: str, what: str) -> str:
 @command("add")
 def cmd_add(args, ctx: Context) -> int:
     from .core.write_path import Candidate, remember
-
     from .paths import profile_name_problem
 
     if (args.text is None) == (args.file is None):
@@ -752,7 +751,6 @@ def _job_summary(rec: dict) -> str:
 def cmd_extract(args, ctx: Context) -> int:
     from .extract.pipeline import extract_now
     from .extract.transcript import read_transcript_file
-
     from .ops.jsonl import check_depth, decode_utf8
 
     raw = decode_utf8(read_input(args.file), args.file)

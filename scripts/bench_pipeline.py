@@ -75,8 +75,8 @@ def bench_enqueue(n: int) -> dict:
 
 
 def bench_tokens() -> dict:
-    from automem.extract.pipeline import extract_now
     from automem.core.store import Store
+    from automem.extract.pipeline import extract_now
 
     with tempfile.TemporaryDirectory() as tmp, FakeLLM([{"match": {"system": "记忆提取助手"},
                                                         "json": SEED_ANSWER}]) as llm:
@@ -98,8 +98,8 @@ def bench_tokens() -> dict:
 
 
 def bench_drain(jobs: int, backend: str) -> dict:
-    from automem.extract.pipeline import drain, enqueue
     from automem.core.store import Store
+    from automem.extract.pipeline import drain, enqueue
 
     rules = [{"match": {"system": "记忆去重助手"}, "text": '["new","new","new","new"]'},
              {"match": {"user_re": r"主题(\d+)"},
@@ -147,15 +147,18 @@ def bench_judge() -> dict:
              {"match": {"user": "一直用vim"}, "json": REWORDED_ANSWER},
              {"match": {"user": "第二十个"}, "json": "$JOB20"},
              {"match": {"system": "记忆提取助手"}, "json": SEED_ANSWER}]
-    pairs = [json.loads(line) for line in (REPO / "tests" / "data" / "dedup_corpus" / "tune.jsonl").open(encoding="utf-8")]
+    tune = REPO / "tests" / "data" / "dedup_corpus" / "tune.jsonl"
+    pairs = [json.loads(line) for line in tune.open(encoding="utf-8")]
     twenty = [p for p in pairs if p["wing"] == "user" and p["label"] != "both_true"][::4][:20]
-    rules[len(JUDGE_RULES) + 1]["json"] = {"persona": [p["candidate"] for p in twenty], "episodic": [], "instruction": []}
+    rules[len(JUDGE_RULES) + 1]["json"] = {"persona": [p["candidate"] for p in twenty], "episodic": [],
+                                           "instruction": []}
     with tempfile.TemporaryDirectory() as tmp, FakeLLM(rules) as llm:
         loc = Location(Path(tmp), "default")
         cfg = Config(extract_backend="openai", extract_base_url=llm.url, extract_api_key="bench")
         store = Store(loc, cfg)
         try:
-            for name, chat in (("seed_check1", SEED_CHAT), ("seed_check2", SEED_CHAT), ("seed_reworded", REWORDED_CHAT)):
+            for name, chat in (("seed_check1", SEED_CHAT), ("seed_check2", SEED_CHAT),
+                               ("seed_reworded", REWORDED_CHAT)):
                 res = extract_now(loc, chat, config=cfg, session_id=name, store=store)
                 out[name] = _judge_figures(res)
             remember(store, [Candidate(p["existing"], wing="user") for p in twenty])
@@ -204,7 +207,8 @@ def main() -> int:
     print(f"machine: {out['cpus']} cores")
     print(f"hook cost (enqueue: prepare + atomic job file), {h['enqueues']} calls: "
           f"p50 {h['enqueue_ms_p50']} ms, p95 {h['enqueue_ms_p95']} ms, max {h['enqueue_ms_max']} ms")
-    print(f"starting the detached drainer (Popen): p50 {h['spawn_drainer_ms_p50']} ms, max {h['spawn_drainer_ms_max']} ms")
+    print(f"starting the detached drainer (Popen): p50 {h['spawn_drainer_ms_p50']} ms, "
+          f"max {h['spawn_drainer_ms_max']} ms")
     print(f"seed conversation, check 1: {t['check1_prompt_tokens']} prompt + {t['check1_completion_tokens']} "
           f"completion tokens; check 2 (with the P2 block): {t['check2_prompt_tokens']} + "
           f"{t['check2_completion_tokens']} ({', '.join(t['check2_decisions'])})")

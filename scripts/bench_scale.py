@@ -189,8 +189,9 @@ def synthetic(n: int, seed: int = SEED) -> list:
             raise RuntimeError(f"could only make {len(out)} distinct memories of {n}")
         wing, tpl = rnd.choice(TEMPLATES)
         fields = {k: rnd.choice(v) for k, v in vocab.items() if "{" + k + "}" in tpl}
-        fields.update(num=rnd.randint(2, 240), ver=rnd.randint(1, 40), minor=rnd.randint(0, 12), hour=rnd.randint(5, 23),
-                      year=rnd.randint(2015, 2026), month=rnd.randint(1, 12), dom=rnd.randint(1, 28))
+        fields.update(num=rnd.randint(2, 240), ver=rnd.randint(1, 40), minor=rnd.randint(0, 12),
+                      hour=rnd.randint(5, 23), year=rnd.randint(2015, 2026), month=rnd.randint(1, 12),
+                      dom=rnd.randint(1, 28))
         text = normalise(tpl.format(**fields))
         if not MIN_CHARS <= len(text) <= MAX_CHARS:
             continue
@@ -349,7 +350,7 @@ def measure(n: int, measure_embed: bool, log) -> dict:
         log(f"[{n}] import {load['import_s']:.1f} s ({load['import_rate']:.0f}/s)")
 
         cli = []
-        for i, text in enumerate(NEW_TEXTS[:3]):
+        for text in NEW_TEXTS[:3]:
             wall, rc, out, err, rss, cpu = run_child([sys.executable, "-m", "automem", "add", text, "--hermes-home",
                                                       root, "--no-judge"])
             if rc != 0:
@@ -415,8 +416,10 @@ def rows_of(results: list[dict]) -> list[tuple[str, list[str]]]:
         ("fresh: import automem.hermes (ms)", col(lambda r: f"{med(f['import_s'] for f in r['fresh']) * 1000:.0f}")),
         ("fresh: system block, 1st call (ms)", col(lambda r: f"{med(f['system_block_ms'] for f in r['fresh']):.0f}")),
         ("fresh: first prefetch (ms)", col(lambda r: f"{med(f['prefetch_ms'][0] for f in r['fresh']):.1f}")),
-        ("fresh: prefetch p50 (ms)", col(lambda r: f"{pct([x for f in r['fresh'] for x in f['prefetch_ms']], .5):.1f}")),
-        ("fresh: prefetch p95 (ms)", col(lambda r: f"{pct([x for f in r['fresh'] for x in f['prefetch_ms']], .95):.1f}")),
+        ("fresh: prefetch p50 (ms)",
+         col(lambda r: f"{pct([x for f in r['fresh'] for x in f['prefetch_ms']], .5):.1f}")),
+        ("fresh: prefetch p95 (ms)",
+         col(lambda r: f"{pct([x for f in r['fresh'] for x in f['prefetch_ms']], .95):.1f}")),
         ("fresh: process total, median of 3 (s)", col(lambda r: f"{med(f['wall_s'] for f in r['fresh']):.2f}")),
         ("fresh: process CPU user+sys, median (s)", col(lambda r: f"{med(f['cpu_s'] for f in r['fresh']):.2f}")),
         ("fresh: resident answering at exit (runs)",

@@ -35,12 +35,12 @@ from stress_store import memory_bank, memory_text  # noqa: E402
 def measure(base: str, url: str, sizes: list[int], adds: int, queries: int) -> dict:
     """Every figure for both backends, interleaved step by step (add by add, query by query), so that a machine
     whose load changes during the run weighs on both alike."""
-    from automem.ops.compact import compact
     from automem.config import Config
-    from automem.ops.migrate import migrate
-    from automem.paths import Location
     from automem.core.store import Store
     from automem.core.write_path import Candidate, remember
+    from automem.ops.compact import compact
+    from automem.ops.migrate import migrate
+    from automem.paths import Location
     from tests.support.chroma_server import create_database
 
     backends = ("embedded", "server")

@@ -57,9 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from automem.config import Config, load_config
-    from automem.paths import Location
     from automem.core.store import Store
     from automem.core.write_path import Candidate, remember
+    from automem.paths import Location
 
     out: dict = {"import_automem_s": round(import_time(), 3)}
     base = tempfile.mkdtemp(prefix="automem-bench-")

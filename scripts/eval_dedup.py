@@ -176,10 +176,13 @@ def print_table(results: dict) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", default="tune,holdout,numbers,kinds", help="comma-separated: tune, holdout, numbers, kinds, old (default tune,holdout,numbers,kinds)")
+    ap.add_argument("--part", default="tune,holdout,numbers,kinds",
+                    help="comma-separated: tune, holdout, numbers, kinds, old (default tune,holdout,numbers,kinds)")
     ap.add_argument("--mode", default="offline,judge", help="comma-separated: offline, judge (default both)")
-    ap.add_argument("--failures", action="store_true", help="list the wrongly decided pairs (tune and old only, never a held-out part)")
-    ap.add_argument("--by", choices=("lang", "wing", "domain"), help="also break the figures down (not for held-out parts)")
+    ap.add_argument("--failures", action="store_true",
+                    help="list the wrongly decided pairs (tune and old only, never a held-out part)")
+    ap.add_argument("--by", choices=("lang", "wing", "domain"),
+                    help="also break the figures down (not for held-out parts)")
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
     args = ap.parse_args(argv)
     parts = [p.strip() for p in args.part.split(",") if p.strip()]

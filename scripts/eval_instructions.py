@@ -77,7 +77,6 @@ def check_outcome(text: str) -> str:
     import inspect
 
     if "vector" in inspect.signature(screen).parameters:
-        from automem.core.embeddings import embed
         from automem.text import normalise
 
         norm = normalise(text)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sqlite3
 import statistics
@@ -312,7 +311,8 @@ def print_table(result: dict, table: dict[str, dict], convs: list[dict], k: int)
     cols = [*CATEGORIES.values(), "overall"]
     print(f"LoCoMo evidence recall@{k}, categories 1-4, commit {result['commit']}")
     print(f"conversations: {', '.join(c['name'] for c in convs)}; {result['turns']} turns stored "
-          f"({result['truncated']} over {result['max_chars']} chars, {'cut' if not CHUNK else 'split into parts'}), {result['questions']} questions "
+          f"({result['truncated']} over {result['max_chars']} chars, {'cut' if not CHUNK else 'split into parts'}), "
+          f"{result['questions']} questions "
           f"({result['unanswerable']} left out: no evidence turn found)")
     print(f"load: import_memories {result['load_s']:.1f} s ({result['turns'] / max(result['load_s'], 1e-9):.0f} "
           f"memories/s); per-question median latency: " +

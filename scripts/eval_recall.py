@@ -231,7 +231,10 @@ def first_turn(root: Path, bank: dict, stored_texts: dict[str, str], progress=No
 
     def figures(subset: list[dict]) -> dict:
         n = len(subset)
-        rate = (lambda key: round(sum(bool(r[key]) for r in subset) / n, 4) if n else None)
+
+        def rate(key: str) -> float | None:
+            return round(sum(bool(r[key]) for r in subset) / n, 4) if n else None
+
         only_pre = round(sum(r["in_prefetch"] and not r["in_block"] for r in subset) / n, 4) if n else None
         return {"n": n, "first_turn": rate("hit"), "in_block": rate("in_block"), "in_prefetch": rate("in_prefetch"),
                 "prefetch_only": only_pre}
@@ -334,24 +337,28 @@ def main(argv=None) -> int:
     for p in result["not_new"]:
         print(f"  NOT NEW: {p['id']} {p['text']!r} -> {p['decision']} ({p['reason']})")
     if ft:
+        pids = ", ".join(str(p["pid"]) for p in ft["resident_after_warmup"])
+        ready = ft.get("resident_ready_after_s")
         print(f"first turn: {len(bank['questions'])} fresh processes in {ft['total_seconds']} s (median "
               f"{ft['process_ms_median']} ms each, warm-up included in the total); resident recall process after "
-              f"the warm-up: {'yes, pids ' + ', '.join(str(p['pid']) for p in ft['resident_after_warmup']) if ft['resident_warm'] else 'none seen'}"
-              f"{'' if ft.get('resident_ready_after_s') is None else ', answering ' + str(ft['resident_ready_after_s']) + ' s after it'}")
+              f"the warm-up: {'yes, pids ' + pids if ft['resident_warm'] else 'none seen'}"
+              f"{'' if ready is None else ', answering ' + str(ready) + ' s after it'}")
         w = ft["warmup"]
         print(f"  very first question (warm-up, cold): {'hit' if w['hit'] else 'MISS'} in {w['wall_ms']} ms"
               f"{' (' + w['error'] + ')' if w['error'] else ''}; the figures below are the runs after it")
         for e in ft["errors"]:
             print(f"  ERROR: {e['question']}: {e['error']}")
         if ft["stopped_at_end"]:
-            print(f"  stopped at the end: {', '.join(str(p['pid']) + ' ' + p['cmdline'][:80] for p in ft['stopped_at_end'])}")
+            stopped = ", ".join(str(p["pid"]) + " " + p["cmdline"][:80] for p in ft["stopped_at_end"])
+            print(f"  stopped at the end: {stopped}")
     print(f"\n{'':<22}{'n':>4}{'hit@1':>9}{'hit@3':>9}" + (f"{'1st turn':>10}{'in block':>10}{'prefetch':>10}"
                                                            f"{'pre only':>10}" if ft else ""))
     for name, f in result["figures"].items():
         line = f"{name:<22}{f['n']:>4}{f['hit@1']:>9.1%}{f['hit@3']:>9.1%}"
         if ft:
             g = ft["figures"][name]
-            line += f"{g['first_turn']:>10.1%}{g['in_block']:>10.1%}{g['in_prefetch']:>10.1%}{g['prefetch_only']:>10.1%}"
+            line += (f"{g['first_turn']:>10.1%}{g['in_block']:>10.1%}{g['in_prefetch']:>10.1%}"
+                     f"{g['prefetch_only']:>10.1%}")
         print(line)
     if args.misses:
         print("\nsearch, not first:")

@@ -56,8 +56,8 @@ def write_config(root: str, url: str, database: str) -> None:
 
 
 def open_root(root: str):
-    from automem.paths import Location
     from automem.core.store import Store
+    from automem.paths import Location
 
     return Store(Location.resolve(root))
 
@@ -159,7 +159,7 @@ def phase_same_fact(base: str, url: str, database: str, rounds: int) -> dict:
             open(os.path.join(go_dir, f"go.{wing}.{r}"), "w").close()  # both writers of the pair start now
             for name in pair:
                 results[name].append(json.loads(children[name].stdout.readline()))
-    for name, c in children.items():
+    for c in children.values():
         c.communicate(timeout=300)
 
     store = open_root(os.path.join(base, "same-a"))

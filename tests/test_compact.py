@@ -16,9 +16,9 @@ import time
 import pytest
 
 from automem.cli import main
-from automem.ops.compact import compact
 from automem.core.memory import Memory, memory_id
 from automem.core.write_path import Candidate, remember
+from automem.ops.compact import compact
 
 
 def raced(store, *items: tuple[str, str, str, int]) -> list[str]:
@@ -64,8 +64,9 @@ def test_three_racing_copies_leave_the_first(store):
 
 
 def test_a_store_the_write_path_wrote_alone_is_left_as_it_is(store):
-    seq = [("项目用Python 3.11", "instruction"), ("I use vim, not nano", "user"), ("项目改用Python 3.12", "instruction"),
-           ("用户住在上海", "user"), ("I use vim and not nano", "user"), ("用户现在住在北京", "user"),
+    seq = [("项目用Python 3.11", "instruction"), ("I use vim, not nano", "user"),
+           ("项目改用Python 3.12", "instruction"), ("用户住在上海", "user"), ("I use vim and not nano", "user"),
+           ("用户现在住在北京", "user"),
            ("博客文章的日期必须是RFC3339格式", "instruction"), ("The staging cluster is called kestrel", "episodic"),
            ("每篇文章都要配一张封面图", "instruction"), ("用户喜欢暗色主题", "user"), ("用户现在喜欢亮色主题", "user")]
     for n, (text, wing) in enumerate(seq):

@@ -12,7 +12,8 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # multi-process stress: eight writers of 100 memories each, then three SIGKILLed ones
+@pytest.mark.embedder("hash")  # what is tested is that nothing is lost, not what the texts mean
 def test_eight_writers_and_a_sigkilled_one_lose_nothing(tmp_path):
     out = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "stress_store.py"), "--procs", "8",
                           "--per-proc", "100", "--kill-rounds", "3", "--root", str(tmp_path), "--json"],
@@ -31,10 +32,11 @@ def test_eight_writers_and_a_sigkilled_one_lose_nothing(tmp_path):
 
 
 OPEN = ("import sys\nfrom automem.config import Config\nfrom automem.core.store import open_store\n"
-        "from automem.paths import Location\nstore = open_store(Location.resolve(hermes_home=sys.argv[1]), Config())\nstore.count()\n"
-        "store.close()\n")
+        "from automem.paths import Location\n"
+        "store = open_store(Location.resolve(hermes_home=sys.argv[1]), Config())\nstore.count()\nstore.close()\n")
 
 
+@pytest.mark.slow  # multi-process stress: eight rounds of four processes racing to set up a new root
 def test_processes_opening_a_new_root_at_once_all_open_it(tmp_path):
     """Chroma's first set-up of a new store is not safe across processes (without the lock around it, 2 of 20
     rounds of three processes failed: "table collections already exists"). Kanban workers and drainers do start

@@ -79,7 +79,8 @@ def test_the_list_is_newest_first_paged_and_filtered_as_the_cli_lists(client, ca
     assert ids(client.get(f"{API}/memories")) == [rule, tea, vim]
     page = client.get(f"{API}/memories", params={"limit": 2, "offset": 1}).json()
     assert [m["id"] for m in page["items"]] == [tea, vim] and page["total"] == 3 and page["source"] == "index"
-    assert page["items"][0]["text"] == "用户住在杭州,喜欢喝龙井茶"  # stored normalised (NFKC) and page["items"][0]["category"] == "persona"
+    assert page["items"][0]["text"] == "用户住在杭州,喜欢喝龙井茶"  # stored normalised (NFKC)
+    assert page["items"][0]["category"] == "persona"
     assert ids(client.get(f"{API}/memories", params={"category": "instruction"})) == [rule]
     # a person's view: their own memories, plus the owner's instructions once the owner shared them with everyone
     # (what their session may see), as --user

@@ -31,7 +31,8 @@ def action(existing: str, candidate: str, distance: float = CLOSE, event: bool =
 def test_the_same_fact_restated_is_a_duplicate_in_any_person_wording_or_language():
     assert action("用户习惯使用vim编辑器", "我习惯用vim编辑器") == "duplicate"
     assert action("项目统一使用Python 3.11", "我们的项目都使用Python 3.11") == "duplicate"
-    assert action("代码风格遵循PEP8，docstring用Google风格", "代码要符合PEP8规范，文档字符串采用Google风格") == "duplicate"
+    assert action("代码风格遵循PEP8，docstring用Google风格",
+                  "代码要符合PEP8规范，文档字符串采用Google风格") == "duplicate"
     assert action("用户住在上海", "The user lives in Shanghai") == "duplicate"
 
 
@@ -151,10 +152,12 @@ def test_a_number_that_says_which_one_is_another_thing_never_a_new_value():
 def test_kinds_of_one_thing_are_different_values_never_one_name():
     # a listed word means the same in every memory: latte is not espresso, neovim not vim, Ubuntu not Fedora
     for existing, candidate in [("The user drinks espresso every morning", "The user drinks latte every morning"),
-                                ("用户每天喝绿茶", "用户每天喝乌龙茶"), ("The user edits in vim", "The user edits in neovim"),
+                                ("用户每天喝绿茶", "用户每天喝乌龙茶"),
+                                ("The user edits in vim", "The user edits in neovim"),
                                 ("The laptop runs Ubuntu", "The laptop runs Fedora"),
                                 ("The user is vegetarian", "The user is vegan"), ("用户下午跑步", "用户晚上跑步"),
-                                ("用户周一开周会", "用户周一开站会"), ("The user likes warm showers", "The user likes hot showers"),
+                                ("用户周一开周会", "用户周一开站会"),
+                                ("The user likes warm showers", "The user likes hot showers"),
                                 ("用户晚上写作", "用户深夜写作")]:
         assert action(existing, candidate) != "duplicate", (existing, candidate)
     assert action("The user drinks black tea", "用户喝红茶") == "duplicate"  # one kind in two languages
@@ -222,8 +225,10 @@ def test_language_is_the_language_of_the_content_words():
 # --- the signals, one by one ------------------------------------------------------------------------------------
 
 def test_a_value_replaced_by_another_of_its_kind_is_a_change():
-    for old, new, kind in [("会议在下午三点", "会议改到下午四点", "num"), ("The user lives in London", "The user moved to Lisbon", "city"),
-                           ("I use vim", "用户现在改用emacs了", "editor"), ("周报每周五发", "周报改成每周一发", "weekday"),
+    for old, new, kind in [("会议在下午三点", "会议改到下午四点", "num"),
+                           ("The user lives in London", "The user moved to Lisbon", "city"),
+                           ("I use vim", "用户现在改用emacs了", "editor"),
+                           ("周报每周五发", "周报改成每周一发", "weekday"),
                            ("The blog is built with Hugo", "博客改用Astro构建了", "name")]:
         found = changed_values(analyse(old), analyse(new))
         assert found and found[0].startswith(kind), (old, new, found)
@@ -253,7 +258,8 @@ def test_synonyms_and_frame_words_do_not_count_as_differences():
 # --- restatements in other words: numbers, word forms, light verbs, class words, names ----------------------------
 
 def test_numbers_spelled_in_words_or_scaled_are_the_number():
-    assert action("用户每月还房贷六千", "用户每月还6000的房贷") == "duplicate"  # a Chinese numeral without a measure word
+    # a Chinese numeral without a measure word
+    assert action("用户每月还房贷六千", "用户每月还6000的房贷") == "duplicate"
     assert action("首周阅读两千三百", "首周阅读2300") == "duplicate"
     assert action("用户月薪两万", "用户月薪2万") == "duplicate"  # digits before 万
     assert action("The post got 20,000 visits", "The post got 20k visits") == "duplicate"
@@ -417,6 +423,7 @@ def test_the_later_held_out_parts_hold_all_three_labels_in_both_languages(part):
                                                                    for p in ev.load_pairs("tune")}
 
 
+@pytest.mark.slow  # an evaluation-corpus run: every pair of two corpus parts through the write path
 @pytest.mark.parametrize("part", ["tune", "old"])
 def test_offline_the_write_path_loses_no_fact_of_the_tuned_parts(part):
     """Facts lost (both-true decided duplicate or update, replaces decided duplicate) stay within 1%."""
@@ -424,6 +431,7 @@ def test_offline_the_write_path_loses_no_fact_of_the_tuned_parts(part):
     res = ev.run_part(part, ev.load_pairs(part), "offline")
     f = ev.figures(res["rows"])
     lost = [r for r in res["rows"] if r["first"] == "new" and (
-        (r["label"] == "both_true" and r["decision"] != "new") or (r["label"] == "replaces" and r["decision"] == "duplicate"))]
+        (r["label"] == "both_true" and r["decision"] != "new")
+        or (r["label"] == "replaces" and r["decision"] == "duplicate"))]
     assert f["facts_lost"]["share"] <= 0.01, [(r["existing"], r["candidate"], r["reason"]) for r in lost]
     assert f["restatements_intercepted"]["n"] > 0 and f["replaces_update"]["n"] > 0  # the rules do decide

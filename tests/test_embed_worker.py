@@ -91,8 +91,8 @@ def test_a_worker_that_cannot_start_costs_no_chunk(monkeypatch):
 def test_import_through_the_worker_stores_every_memory_with_its_vector(store, monkeypatch):
     monkeypatch.setattr(embed_worker, "WORKER_MIN", 10)
     texts = [t for chunk in CHUNKS for t in chunk]
-    mems = [Memory(id=memory_id("default", "user", t), text=t, wing="user", profile="default", room="import", created_at=i,
-                   updated_at=i) for i, t in enumerate(texts)]
+    mems = [Memory(id=memory_id("default", "user", t), text=t, wing="user", profile="default", room="import",
+                   created_at=i, updated_at=i) for i, t in enumerate(texts)]
     assert store.import_memories(mems, batch=7) == len(mems)
     assert store.count() == len(mems)
     stored = store.collection.get(ids=[m.id for m in mems], include=["embeddings"])

@@ -19,10 +19,11 @@ FAKE = Path(__file__).resolve().parent / "support" / "fake_llm.py"
 
 
 def chat(llm: FakeLLM, user: str, **extra) -> requests.Response:
-    body = {"model": "fake-model", "messages": [{"role": "system", "content": "SYS"}, {"role": "user", "content": user}]}
+    body = {"model": "fake-model",
+            "messages": [{"role": "system", "content": "SYS"}, {"role": "user", "content": user}]}
     body.update(extra)
-    return requests.post(llm.url + "/chat/completions", json=body, headers={"Authorization": "Bearer sk-test-secret-0001"},
-                         timeout=10)
+    return requests.post(llm.url + "/chat/completions", json=body,
+                         headers={"Authorization": "Bearer sk-test-secret-0001"}, timeout=10)
 
 
 def test_rules_match_in_order_and_times_falls_through():
@@ -36,7 +37,8 @@ def test_rules_match_in_order_and_times_falls_through():
         assert answers == ["first vim", "editor vim #1", "editor nano #2", '{"persona": ["x"]}']
         assert [r["rule"] for r in llm.requests] == [0, 1, 1, 2]
         usage = chat(llm, "other").json()["usage"]
-        assert usage["prompt_tokens"] > 0 and usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+        assert usage["prompt_tokens"] > 0
+        assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
 
 
 def test_default_answer_and_log_has_no_secret(tmp_path):
@@ -106,7 +108,8 @@ def test_no_tools_rule():
 
 def test_embeddings_and_models():
     with FakeLLM([]) as llm:
-        r = requests.post(llm.url + "/embeddings", json={"model": "e", "input": ["用户习惯使用vim", "用户习惯使用vim编辑器", "weather"]},
+        r = requests.post(llm.url + "/embeddings",
+                          json={"model": "e", "input": ["用户习惯使用vim", "用户习惯使用vim编辑器", "weather"]},
                           timeout=5).json()
         vecs = [d["embedding"] for d in r["data"]]
         assert vecs[0] == hash_embedding("用户习惯使用vim")
@@ -162,11 +165,13 @@ def test_standalone_process_rereads_its_script(tmp_path):
         url = f"http://127.0.0.1:{portfile.read_text()}/v1"
         assert int(pid.read_text()) == proc.pid
         body = {"messages": [{"role": "user", "content": "q"}]}
-        assert requests.post(url + "/chat/completions", json=body, timeout=5).json()["choices"][0]["message"]["content"] == "one"
+        answer = requests.post(url + "/chat/completions", json=body, timeout=5).json()
+        assert answer["choices"][0]["message"]["content"] == "one"
         time.sleep(0.05)
         script.write_text(json.dumps({"rules": [{"text": "two"}]}))
         os.utime(script, (time.time() + 5, time.time() + 5))
-        assert requests.post(url + "/chat/completions", json=body, timeout=5).json()["choices"][0]["message"]["content"] == "two"
+        answer = requests.post(url + "/chat/completions", json=body, timeout=5).json()
+        assert answer["choices"][0]["message"]["content"] == "two"
         assert len(read_log(log)) == 2
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from automem.cli import main
+from automem.config import Config
 from automem.core.store import Store
 from automem.core.write_path import Candidate, remember
 from automem.extract.pipeline import enqueue, extract_now
 from automem.extract.spool import pending_jobs
-from automem.config import Config
 from automem.log import text_forms
 from automem.paths import Location
 from automem.text import normalise
@@ -227,8 +227,8 @@ def test_the_log_keeps_no_word_of_a_forgotten_memory_in_reasons_or_errors(locati
                          {"match": {"system": "记忆提取助手"}, "json": {"persona": ["用户养了一只叫Biscuit的狗"]}}])
         cfg = Config(**{**config.__dict__, "extract_backend": "openai", "extract_base_url": fake_llm.url,
                         "extract_api_key": "k-1", "spool_backoff_seconds": 0.05, "auto_extract": False})
-        enqueue(location, [{"role": "user", "content": "我的狗Biscuit七点要遛"}, {"role": "assistant", "content": "好"}],
-                session_id="s1", config=cfg)
+        enqueue(location, [{"role": "user", "content": "我的狗Biscuit七点要遛"},
+                           {"role": "assistant", "content": "好"}], session_id="s1", config=cfg)
         drain(location, cfg, wait_seconds=5, store=store)
         assert any("biscuit" in m.text.lower() for m in store.iter_records(where={"room": "auto-extract"}))
         assert holding(location.automem_dir / "logs")  # there is something to find before the forget
@@ -305,8 +305,8 @@ def test_a_drainer_already_working_on_an_older_job_cannot_bring_the_fact_back(lo
         # the record that stopped it keeps no words, and goes once no job older than the forget is left
         assert not erase.guard_path(location).exists()
         # a conversation after the forget may say it again: that is new
-        enqueue(location, [{"role": "user", "content": "我又养了一只狗，叫Biscuit"}, {"role": "assistant", "content": "好"}],
-                session_id="new", config=Config(auto_extract=False))
+        enqueue(location, [{"role": "user", "content": "我又养了一只狗，叫Biscuit"},
+                           {"role": "assistant", "content": "好"}], session_id="new", config=Config(auto_extract=False))
         backend = _ForgetsWhileAnswering(store, {"persona": ["The user has a dog named Biscuit"]})
         backend.calls = 1  # no forget this time
         report = drain(location, Config(extract_backend="openai", dedup_judge=False), store=store, backend=backend)

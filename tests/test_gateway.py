@@ -530,7 +530,7 @@ def test_a_100_turn_session_driven_only_by_sync_turn_stores_every_fact_once(root
     jobs = pending_jobs(loc)
     assert len(jobs) == 10  # a window every 10 user turns
     windows = [[tuple(m) for m in j.transcript] for j in jobs]
-    for n, fact in FACTS.items():
+    for fact in FACTS.values():
         assert sum(("user", fact) in w for w in windows) == 1, fact  # in exactly one window
     drain(root)
     texts = [m.text for m in all_memories(root)]

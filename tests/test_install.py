@@ -11,9 +11,8 @@ import pytest
 import yaml
 
 from automem import __version__
-from automem.hermes import doctor, hermes_python, plugin_files, profile_config
-from automem.hermes import yaml_edit as Y
 from automem.cli import main
+from automem.hermes import doctor, hermes_python, plugin_files, profile_config, yaml_edit as Y
 from automem.paths import Location
 
 HERMES_STYLE = """\

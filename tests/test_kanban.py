@@ -12,17 +12,16 @@ import sqlite3
 import pytest
 
 from automem import cli
-from automem.hermes import kanban, kanban_board, kanban_recall, kanban_record
 from automem.config import Config
+from automem.core.store import Store
+from automem.core.write_path import Candidate, remember
 from automem.errors import UsageError
+from automem.hermes import kanban, kanban_board, kanban_recall, kanban_record
 from automem.hermes.kanban_board import TaskRun
 from automem.hermes.kanban_recall import Lesson, PastTask
 from automem.log import read_events
 from automem.paths import Location
-from automem.core.store import Store
-from automem.text import normalise
-from automem.text import RECALL_END, RECALL_MARKER
-from automem.core.write_path import Candidate, remember
+from automem.text import RECALL_END, RECALL_MARKER, normalise
 
 kb = pytest.importorskip("hermes_cli.kanban_db")
 
@@ -91,7 +90,8 @@ def run_of(**kw) -> TaskRun:
 
 
 def test_memory_text_is_title_and_summary_or_block_reason():
-    assert kanban_record.task_memory_text(run_of()) == normalise("写一篇 Kanban 入门文章 — 写完了入门文章，介绍看板与 WIP 限制。")
+    assert kanban_record.task_memory_text(run_of()) == normalise(
+        "写一篇 Kanban 入门文章 — 写完了入门文章，介绍看板与 WIP 限制。")
     assert kanban_record.task_memory_text(run_of(outcome="blocked", summary="需要确认目标字数")) == \
         "写一篇 Kanban 入门文章 — blocked: 需要确认目标字数"
     assert kanban_record.task_memory_text(run_of(summary="")) == "写一篇 Kanban 入门文章 — completed (no summary)"
@@ -160,7 +160,8 @@ def test_reads_cards_and_ended_runs_read_only(board, root):
     conn = kanban_board.open_board(board.path)
     try:
         card = kanban_board.read_card(conn, tid)
-        assert (card.title, card.body, card.assignee, card.status) == ("写一篇 Kanban 入门文章", "面向新手", "blog-writer", "done")
+        assert (card.title, card.body, card.assignee, card.status) == \
+            ("写一篇 Kanban 入门文章", "面向新手", "blog-writer", "done")
         r = kanban_board.read_run(conn, "default", run)
         assert (r.task_id, r.outcome, r.summary, r.profile) == (tid, "completed", "写完了", "blog-writer")
         assert r.ended_at >= r.started_at > 0
@@ -304,7 +305,8 @@ def past(i: int, title: str, summary: str = "did it", dist: float = 0.3, assigne
 
 def test_block_lists_tasks_then_lessons_within_budget():
     tasks = [past(i, f"task {i}", "summary " * 40, 0.1 * i) for i in range(1, 6)]
-    lessons = [Lesson("日期必须是RFC3339格式", "blog-writer", "", 0.9, "m_l1"), Lesson("标题不超过20字", "editor", "", 0.95, "m_l2")]
+    lessons = [Lesson("日期必须是RFC3339格式", "blog-writer", "", 0.9, "m_l1"),
+               Lesson("标题不超过20字", "editor", "", 0.95, "m_l2")]
     block = kanban_recall.render_block(tasks, lessons, "editor", max_chars=800, max_items=15)
     assert len(block) <= 800
     assert block.startswith(RECALL_MARKER) and block.endswith(RECALL_END)
@@ -355,7 +357,8 @@ def history(board, root, store):
 
 
 def test_recall_shows_the_relevant_past_task_and_the_lesson(history, store):
-    block = kanban_recall.recall_for_task(store, store.config, "写一篇 Kanban 进阶文章", "面向有经验的读者，讲泳道与度量", "editor")
+    block = kanban_recall.recall_for_task(store, store.config, "写一篇 Kanban 进阶文章",
+                                          "面向有经验的读者，讲泳道与度量", "editor")
     assert history["intro"][0] in block
     assert "写一篇 Kanban 入门文章" in block and "完成《Kanban 入门》初稿" in block
     assert "@blog-writer" in block
@@ -527,6 +530,7 @@ def test_first_turn_hook_on_a_broken_board_returns_nothing(root, monkeypatch):
 
 
 @pytest.mark.embedded_only("a child process per call: the store backend adds nothing here")
+@pytest.mark.embedder("hash")  # the backfill is tested, not recall's relevance
 def test_recall_switched_off_still_backfills(board, root, store, monkeypatch):
     monkeypatch.setattr(kanban, "_worker_recall", None)
     (root / "profiles" / "editor").mkdir(parents=True)

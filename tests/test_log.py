@@ -10,7 +10,6 @@ import textwrap
 import time
 from pathlib import Path
 
-
 import automem.log as log
 from automem.log import hashed, log_event, log_files, purge_lines, read_events
 
@@ -78,11 +77,14 @@ def test_purge_takes_every_line_holding_the_words_out_of_every_log_file(location
     # lines an older automem wrote with the words in them, in the rotated file and in the drainer's stderr
     old = location.logs_dir / "automem.log.1"
     with open(old, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"event": "write", "decisions": [{"text": "用户住在上海,靠近地铁"}]}, ensure_ascii=False) + "\n")
+        fh.write(json.dumps({"event": "write", "decisions": [{"text": "用户住在上海,靠近地铁"}]},
+                            ensure_ascii=False) + "\n")
         fh.write(json.dumps({"event": "write", "decisions": [{"text": "用户住在上海,靠近地铁"}]}) + "\n")
-    (location.logs_dir / "drainer.stderr").write_text("Traceback ...\nValueError: 用户住在上海，靠近地铁\n", encoding="utf-8")
+    (location.logs_dir / "drainer.stderr").write_text("Traceback ...\nValueError: 用户住在上海，靠近地铁\n",
+                                                      encoding="utf-8")
     before = len(read_events(location))
     assert purge_lines(location, ["用户住在上海,靠近地铁"]) == 3  # as stored (normalised); the stderr line is raw
     everything = b"".join(p.read_bytes() for p in location.logs_dir.iterdir() if p.is_file())
     assert "上海".encode() not in everything and b"\\u4e0a\\u6d77" not in everything
-    assert len(read_events(location)) == before - 2 and "Traceback" in (location.logs_dir / "drainer.stderr").read_text()
+    assert len(read_events(location)) == before - 2
+    assert "Traceback" in (location.logs_dir / "drainer.stderr").read_text()

@@ -10,12 +10,12 @@ import requests
 from automem.cli import main
 from automem.config import Config
 from automem.core.memory import Memory
-from automem.ops.migrate import iter_raw, target_of
-from automem.paths import Location
 from automem.core.store import Store
 from automem.core.write_path import Candidate, remember
+from automem.ops.migrate import iter_raw, target_of
+from automem.paths import Location
 
-pytestmark = pytest.mark.server
+# The tests that use the Chroma server are marked `server` (the slow tier); the rest need none.
 
 
 def run(capsys, *argv: str) -> tuple[int, list, str]:
@@ -59,6 +59,7 @@ def server_root(tmp_path, name: str, url: str, database: str):
     return r
 
 
+@pytest.mark.server
 def test_round_trip_embedded_server_embedded_is_lossless(capsys, tmp_path, chroma_server):
     src_root = tmp_path / "machine"
     src = Store(Location(src_root, "default"), Config())
@@ -96,13 +97,15 @@ def test_round_trip_embedded_server_embedded_is_lossless(capsys, tmp_path, chrom
     assert final.tombstones() == [tomb]
     assert final.collection.configuration_json["embedding_function"]["name"] == "automem-usem3"
     every = {m.id: m for m in final.list(profile=None, include_hidden=True)}
-    assert every["m_imported"].extra == {"source": "mem0", "score": 0.5, "mem0_pinned": True}  # keys automem does not own
+    # keys automem does not own
+    assert every["m_imported"].extra == {"source": "mem0", "score": 0.5, "mem0_pinned": True}
     # A working store: the write path decides against what was copied.
     [again] = remember(final, [Candidate("项目改用Python 3.12", wing="instruction", profile="blog-writer")])
     assert again.action == "duplicate"
     final.close()
 
 
+@pytest.mark.server
 def test_a_target_that_holds_memories_needs_merge(capsys, tmp_path, chroma_server):
     database = chroma_server.new_database()
     src_root = tmp_path / "a"
@@ -122,6 +125,7 @@ def test_a_target_that_holds_memories_needs_merge(capsys, tmp_path, chroma_serve
     assert code == 0 and report["target_before"] == 1 and report["target_after"] == 2 and report["ok"]
 
 
+@pytest.mark.server
 def test_migrating_an_empty_store_creates_tenant_and_database(capsys, tmp_path, chroma_server):
     code, [report], err = run(capsys, "migrate", "--to", chroma_server.url, "--tenant", "acme-team", "--database",
                               "shared", "--json", "--hermes-home", str(tmp_path / "empty"))
@@ -152,6 +156,7 @@ def test_migrating_onto_itself_is_refused(capsys, tmp_path):
     assert code == 2 and "only go with --to URL" in err
 
 
+@pytest.mark.server
 def test_back_into_the_same_root_then_drop_chroma_url(capsys, tmp_path, chroma_server):
     database = chroma_server.new_database()
     root = server_root(tmp_path, "home", chroma_server.url, database)

@@ -71,12 +71,14 @@ def test_braces_and_quotes_inside_strings():
 
 
 def test_trailing_commas():
-    r = parse_extraction('{"persona": ["用户习惯使用vim编辑器",], "episodic": [], "instruction": ["项目用Python 3.11",],}')
+    r = parse_extraction('{"persona": ["用户习惯使用vim编辑器",], "episodic": [], '
+                         '"instruction": ["项目用Python 3.11",],}')
     assert len(r.items) == 2
 
 
 def test_truncated_output_keeps_the_complete_items():
-    cut = '{"persona": ["用户习惯使用vim编辑器", "用户喜欢暗色主题"], "instruction": ["项目统一使用Python 3.11", "代码风格遵'
+    cut = ('{"persona": ["用户习惯使用vim编辑器", "用户喜欢暗色主题"], '
+           '"instruction": ["项目统一使用Python 3.11", "代码风格遵')
     r = parse_extraction(cut)
     assert pairs(r) == [("persona", "用户习惯使用vim编辑器"), ("persona", "用户喜欢暗色主题"),
                         ("instruction", "项目统一使用Python 3.11")]

@@ -129,8 +129,8 @@ def test_a_pinned_memory_enters_the_system_block_first(capsys, home, root):
     import time
 
     now = int(time.time())
-    lines = [{"id": "m_old", "text": "Never push to main directly", "wing": "instruction", "created_at": now - 400 * 86400,
-              "updated_at": now - 400 * 86400}]
+    lines = [{"id": "m_old", "text": "Never push to main directly", "wing": "instruction",
+              "created_at": now - 400 * 86400, "updated_at": now - 400 * 86400}]
     lines += [{"id": f"m_new{i:02d}", "text": f"newer persona fact number {i:02d}", "wing": "user",
                "created_at": now - i, "updated_at": now - i} for i in range(20)]
     dump = root.parent / "block.jsonl"

@@ -20,9 +20,16 @@ import pytest
 
 from automem.config import Config
 from automem.errors import LLMError
+from automem.extract.llm import (
+    Completion,
+    HermesBackend,
+    OpenAIBackend,
+    RulesBackend,
+    choose_backend,
+    parse_retry_after,
+    register_host_llm,
+)
 from automem.extract.prompt import EXTRACTION_SYSTEM_PROMPT, KNOWN_HEADER, SEED_EXTRACTION_SYSTEM_PROMPT
-from automem.extract.llm import (Completion, HermesBackend, OpenAIBackend, RulesBackend, choose_backend,
-                         parse_retry_after, register_host_llm)
 from automem.paths import Location
 from automem.text import normalise
 from tests.support.fake_llm import FakeLLM, secret_digest
@@ -328,9 +335,11 @@ def test_recalled_context_is_not_extracted_again(pipeline_env):
                 "[automem:recall]\n- [persona] 用户习惯使用vim编辑器\n</memory-context>")
     chat = [{"role": "user", "content": "你知道我用什么编辑器吗？\n\n" + recalled},
             {"role": "assistant", "content": "你用vim。"},
-            {"role": "user", "content": "帮我看看这段代码\n\n" + recall_block("- [instruction] 项目统一使用Python 3.11")},
+            {"role": "user",
+             "content": "帮我看看这段代码\n\n" + recall_block("- [instruction] 项目统一使用Python 3.11")},
             {"role": "assistant", "content": "好的。"}]
-    with FakeLLM([{"match": {"system": "记忆提取助手"}, "json": {"persona": [], "episodic": [], "instruction": []}}]) as llm:
+    nothing = {"persona": [], "episodic": [], "instruction": []}
+    with FakeLLM([{"match": {"system": "记忆提取助手"}, "json": nothing}]) as llm:
         cfg = llm_config(llm.url)
         store = open_store(cfg)
         result = run(location, store, cfg, chat)
@@ -406,6 +415,7 @@ def cli(*args, env=None, input=None, timeout=180, prefix=()):
                           capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.embedder("hash")  # new / duplicate of the same words: no meaning needed, two CLI processes
 def test_cli_extract_prints_each_decision(root, tmp_path):
     chat = tmp_path / "chat.json"
     chat.write_text(json.dumps(SEED_CHAT, ensure_ascii=False))
@@ -438,6 +448,7 @@ def test_cli_extract_prints_each_decision(root, tmp_path):
     assert short.returncode == 0 and "nothing to extract" in short.stdout
 
 
+@pytest.mark.embedder("hash")  # the offline rules path and its rerun of the same words, in CLI processes
 def test_cli_extract_with_rules_and_no_network_at_all(root):
     """The offline defaults: no key, the rules extractor, the embedded store; no network namespace access."""
     prefix = ()
@@ -457,8 +468,8 @@ def test_cli_extract_with_rules_and_no_network_at_all(root):
 def test_hermes_backend_end_to_end_in_the_detached_drainer(tmp_path):
     """`auto` with no key inside Hermes: a real `hermes chat -q` ends, the detached drainer (Hermes' interpreter)
     asks the host's own model through the plugin LLM facade, and the memories are stored."""
-    from automem.log import read_events
     from automem.core.store import Store
+    from automem.log import read_events
     from tests.support.hermes import HermesRoot, find_hermes, poll
 
     if find_hermes() is None:
@@ -481,6 +492,7 @@ def test_hermes_backend_end_to_end_in_the_detached_drainer(tmp_path):
         assert done[0]["prompt_tokens"] > 0
     store = Store(loc, Config())
     try:
-        assert sorted(m.text for m in store.list(profile="default")) == ["用户习惯使用vim编辑器", "项目统一使用Python 3.11"]
+        assert sorted(m.text for m in store.list(profile="default")) == \
+            ["用户习惯使用vim编辑器", "项目统一使用Python 3.11"]
     finally:
         store.close()

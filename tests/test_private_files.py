@@ -44,7 +44,8 @@ def test_nothing_under_the_automem_folder_is_readable_by_others_after_a_full_ses
     sess = HermesSession(loc, config, session_id="s1", platform="telegram")
     sess.system_prompt_block()
     sess.prefetch("which editor do I use?")
-    assert '"new"' in sess.handle_tool("automem_remember", {"text": "用户最喜欢的数据库是SQLite", "category": "persona"})
+    assert '"new"' in sess.handle_tool("automem_remember",
+                                       {"text": "用户最喜欢的数据库是SQLite", "category": "persona"})
     sess.handle_tool("automem_search", {"query": "数据库"})
     sess.on_memory_write("add", "user", "User prefers dark mode in every editor")
     sess.on_session_end(SEED_CHAT)

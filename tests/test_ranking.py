@@ -18,7 +18,8 @@ def test_overlap_meets_across_languages():
 
 def test_fuse_moves_a_memory_sharing_the_question_concepts_up_and_keeps_distances():
     hits = [("unrelated", 0.50), ("shares concepts", 0.55)]
-    texts = {"unrelated": "每篇文章末尾都要列出参考链接", "shares concepts": "Migrated the CI pipeline to GitHub Actions"}
+    texts = {"unrelated": "每篇文章末尾都要列出参考链接",
+             "shares concepts": "Migrated the CI pipeline to GitHub Actions"}
     ranked = fuse("我们的持续集成现在跑在哪里？", hits, [], str, texts.get, k=2, keyword_weight=2.0, concept_weight=0.4)
     assert [item for item, _ in ranked] == ["shares concepts", "unrelated"]
     assert dict(ranked) == dict(hits)  # distances unchanged

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
 
-from automem.core import index, recall
 from automem.config import Config
-from automem.paths import Location
+from automem.core import index, recall
 from automem.core.recall import RecallItem
-from automem.text import RECALL_MARKER
 from automem.core.write_path import Candidate, remember
+from automem.paths import Location
+from automem.text import RECALL_MARKER
 
 
 def item(i: int, text: str, wing: str = "user", profile: str = "default", t: int = 0) -> RecallItem:
@@ -248,7 +247,8 @@ def test_the_index_is_written_by_every_write_and_read_without_opening_chroma(loc
     # no close(): a long-lived session's writes are readable at once
     if config.chroma_url:
         store.ensure_index()  # on a server (other machines write too) the index is a cache its first reader builds
-    assert {i.text for i in index.items(location)} == {"用户习惯使用vim编辑器", "日期必须是RFC3339格式", "用户喜欢暗色主题"}
+    assert {i.text for i in index.items(location)} == \
+        {"用户习惯使用vim编辑器", "日期必须是RFC3339格式", "用户喜欢暗色主题"}
 
     def no_store():
         raise AssertionError("a fresh index must not open the store")

@@ -138,6 +138,7 @@ def test_shown_text_is_compared_as_recall_shows_it():
     assert not ev.shown_in("  ", "anything")
 
 
+@pytest.mark.slow  # an evaluation-corpus run: one fresh session process per question of the bank
 def test_the_first_turn_runs_in_fresh_processes_and_leaves_nothing_running(tmp_path):
     """The first-turn measure on the main bank: one fresh session process per question (after a warm-up), no
     process failing, nothing left running under the temporary root. Floor: first contact was 56.5% at bc0292b, 59.4%

@@ -6,7 +6,8 @@ import pytest
 
 from automem.extract.rules import classify, extract_statements, third_person
 
-SEED_CHECK_1 = ["我习惯用vim编辑器，不要给我推荐nano", "我的项目统一用Python 3.11", "代码风格遵循PEP8，docstring用Google风格"]
+SEED_CHECK_1 = ["我习惯用vim编辑器，不要给我推荐nano", "我的项目统一用Python 3.11",
+                "代码风格遵循PEP8，docstring用Google风格"]
 
 
 def found(*texts):

@@ -7,7 +7,7 @@ and update decisions never cross scopes.
 
 from __future__ import annotations
 
-from automem.core.memory import Memory, OWNER, memory_id
+from automem.core.memory import OWNER, Memory, memory_id
 from automem.core.sharing import awaiting_confirmation, share, unshare
 from automem.core.store import SCHEMA_VERSION, Store
 from automem.core.visibility import is_visible, visible_where

@@ -204,7 +204,8 @@ def sessions(phrase: str = "{}") -> list[list[dict]]:
     for chunk in chunks:
         chat = []
         for text in chunk:
-            chat += [{"role": "user", "content": phrase.format(text)}, {"role": "assistant", "content": "好的，记住了。"}]
+            chat += [{"role": "user", "content": phrase.format(text)},
+                     {"role": "assistant", "content": "好的，记住了。"}]
         out.append(chat)
     return out
 
@@ -230,7 +231,8 @@ def check_no_leaks(root: Path, llm: FakeLLM, tmp_path: Path, capsys, min_lookali
     stored = [r["text"] for r in rows if r.get("status") != "held"]  # memories, not held for the owner's review
     kept = set(stored) & {normalise(e["text"]) for e in LOOKALIKES}
     assert len(kept) >= min_lookalikes, f"only {len(kept)} look-alikes stored: the pipeline must have run"
-    files = {p.relative_to(root).parts[1] for p in root.rglob("*") if p.is_file() and len(p.relative_to(root).parts) > 1}
+    files = {p.relative_to(root).parts[1] for p in root.rglob("*")
+             if p.is_file() and len(p.relative_to(root).parts) > 1}
     assert {"chroma", "index", "logs"} <= files  # the store, the recall index and the log were written and searched
 
 

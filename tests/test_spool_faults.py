@@ -19,16 +19,21 @@ from pathlib import Path
 import pytest
 
 from automem.config import Config
+from automem.extract.pipeline import drain, enqueue, extract_now, spawn_detached_drainer, start_background_drainer
+from automem.extract.spool import JobLock, dead_jobs, job_path, pending_jobs, process_one, spool_stats
 from automem.log import hashed, read_events
 from automem.paths import Location
 from automem.text import normalise
-from automem.extract.pipeline import drain, enqueue, extract_now, spawn_detached_drainer, start_background_drainer
-from automem.extract.spool import (JobLock, dead_jobs, job_path, pending_jobs, process_one, spool_stats)
 from tests.support.fake_llm import FakeLLM
 from tests.test_pipeline import SEED_ANSWER, SEED_CHAT, free_port, llm_config
 
+# The spool's faults are what is tested, not what the embeddings mean: the cheap embedder spares each drainer
+# process the model's 2-3 s (docs/testing.md).
+pytestmark = pytest.mark.embedder("hash")
+
 REPO = Path(__file__).resolve().parent.parent
-EXPECTED = sorted(normalise(t) for t in ["用户习惯使用vim编辑器", "项目统一使用Python 3.11", "代码风格遵循PEP8，docstring用Google风格"])
+EXPECTED = sorted(normalise(t) for t in ["用户习惯使用vim编辑器", "项目统一使用Python 3.11",
+                                        "代码风格遵循PEP8，docstring用Google风格"])
 EXTRACT = {"match": {"system": "记忆提取助手"}, "json": SEED_ANSWER}
 
 

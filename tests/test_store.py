@@ -12,9 +12,9 @@ import pytest
 
 from automem.config import Config
 from automem.core.memory import Memory, memory_id
-from automem.paths import Location, resolve_root_and_profile
 from automem.core.store import Store
 from automem.core.write_path import Candidate, remember
+from automem.paths import Location, resolve_root_and_profile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -67,7 +67,8 @@ def test_a_memory_carries_every_metadata_field(store):
 
 
 def test_ids_are_deterministic_so_a_rerun_adds_nothing(store):
-    cands = [Candidate("I use vim, not nano", wing="user"), Candidate("Deploy only after hugo --minify", wing="instruction")]
+    cands = [Candidate("I use vim, not nano", wing="user"),
+             Candidate("Deploy only after hugo --minify", wing="instruction")]
     first = remember(store, cands)
     second = remember(store, cands)
     assert [d.action for d in first] == ["new", "new"]

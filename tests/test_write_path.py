@@ -58,7 +58,8 @@ EVENTS = [
     "Fixed the memory leak in the image resizer", "修复了导出 CSV 时中文乱码的问题",
     "Fixed the flaky test in the payments module",
     # deploys
-    "部署了网关 v2.3 到生产环境", "部署了网关 v2.4 到生产环境", "Deployed v2.0.1 of the notification service to production",
+    "部署了网关 v2.3 到生产环境", "部署了网关 v2.4 到生产环境",
+    "Deployed v2.0.1 of the notification service to production",
     "Deployed v2.0.1 of the notification service to staging", "今天上午部署了网关 1.4.0", "今天下午部署了网关 1.4.1",
     "Rolled back the 3.1.4 release of the web client", "把 blog.example.net 的 DNS 解析切到了新服务器",
     "给移动端仓库配好了 CI", "Set up Dependabot for the mobile repo", "Upgraded the Postgres cluster from 14 to 16",
@@ -71,7 +72,8 @@ EVENTS = [
     "Reviewed the security audit report", "Reviewed the API rate-limit proposal",
     # life events of the same shape
     "用户去了趟敦煌", "用户又去了趟敦煌", "The cat threw up this morning", "The cat threw up again this evening",
-    "用户周六去爬了香山", "用户周日去爬了八达岭长城", "The user ran a 5K in 26 minutes", "The user ran a 10K in 55 minutes",
+    "用户周六去爬了香山", "用户周日去爬了八达岭长城",
+    "The user ran a 5K in 26 minutes", "The user ran a 10K in 55 minutes",
     "用户交了第三章的作业", "用户交了第四章的作业",
 ]
 
@@ -282,7 +284,8 @@ def test_compact_judge_revisits_the_pairs_stored_as_related(capsys, root):
         remember(store, [Candidate("The user is allergic to bee stings")])
         remember(store, [Candidate("The user is allergic to wasp stings")])
         linked = [m for m in store.list(profile="default") if m.extra.get(RELATED_TO)]
-        assert sorted(m.text for m in linked) == ["The user calls Vancouver home", "The user is allergic to wasp stings"]
+        assert sorted(m.text for m in linked) == \
+            ["The user calls Vancouver home", "The user is allergic to wasp stings"]
     finally:
         store.close()
     home = ["--hermes-home", str(root)]

@@ -15,9 +15,27 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from .tokens import (_CJK_CHAR, _TOKEN, ANTONYMS, CLASS_WORDS, LIGHT_VERBS_EN, LIGHT_VERBS_ZH, NAMING_EN, NAMING_ZH,
-                     NUMBERING_AFTER, NUMBERING_BEFORE, Unit, _content_stem, _daypart, _latin_units, _number_units,
-                     _scaled, _segment_cjk, _split_words, _stem_en)
+from .tokens import (
+    _CJK_CHAR,
+    _TOKEN,
+    ANTONYMS,
+    CLASS_WORDS,
+    LIGHT_VERBS_EN,
+    LIGHT_VERBS_ZH,
+    NAMING_EN,
+    NAMING_ZH,
+    NUMBERING_AFTER,
+    NUMBERING_BEFORE,
+    Unit,
+    _content_stem,
+    _daypart,
+    _latin_units,
+    _number_units,
+    _scaled,
+    _segment_cjk,
+    _split_words,
+    _stem_en,
+)
 
 # --------------------------------------------------------------------------------------------------------------
 # What one text says
@@ -56,7 +74,8 @@ class Analysis:
 
     @property
     def ordinals(self) -> set[str]:
-        """Numbers that name an instance rather than count: "#1033", "第二篇", "2nd", "second", "R5" (glued to a name)."""
+        """Numbers that name an instance rather than count: "#1033", "第二篇", "2nd", "second", "R5" (glued to a
+        name)."""
         return {u.key[4:] for u in self.units if u.kind == "value" and u.key.startswith("num:") and u.surface}
 
     @property
@@ -168,7 +187,8 @@ def analyse(text: str) -> Analysis:
         kind, tok = m.lastgroup, m.group()
         if kind == "word":
             gap = text[prev_end:m.start()]
-            if prev_kind == "num" and tok.lower() in ("am", "pm") and not gap.strip():  # "6 am", "3 pm"; "I am" is no time
+            # "6 am", "3 pm"; "I am" is no time
+            if prev_kind == "num" and tok.lower() in ("am", "pm") and not gap.strip():
                 units.append(Unit("concept", _daypart(units[-1].key[4:], tok.lower()), 2))  # a number token ends in one
                 prev_end, prev_word, prev_kind = m.end(), "", "word"
                 continue
@@ -268,7 +288,8 @@ def antonym_flips(a: Analysis, b: Analysis) -> list[str]:
     ca, cb = a.concepts, b.concepts
     flips = []
     for x, y in ANTONYMS:
-        if (x in ca and y in cb and y not in ca and x not in cb) or (y in ca and x in cb and x not in ca and y not in cb):
+        if ((x in ca and y in cb and y not in ca and x not in cb)
+                or (y in ca and x in cb and x not in ca and y not in cb)):
             flips.append(f"{x.lower().rstrip('_')}/{y.lower().rstrip('_')}")
     return flips
 
@@ -428,7 +449,8 @@ def _slot_sequence(x: Analysis) -> list[str]:
 
 
 def one_slot_replaced(a: Analysis, b: Analysis) -> bool:
-    """Everything in the same order except one stretch, replaced by another: "用户的猫叫[咪咪]" / "用户的猫改名叫[豆豆]".
+    """Everything in the same order except one stretch, replaced by another:
+    "用户的猫叫[咪咪]" / "用户的猫改名叫[豆豆]".
     The same subject and attribute around one new value, found from the structure, not from a vocabulary."""
     import difflib
 

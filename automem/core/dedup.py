@@ -40,8 +40,20 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .analysis import (_other_subject, _repeats, _same_holder, Analysis, Overlap, analyse, changed_values,
-                       one_slot_replaced, overlap, polarity_flipped, same_wording, set_aside)
+from .analysis import (
+    Analysis,
+    Overlap,
+    _other_subject,
+    _repeats,
+    _same_holder,
+    analyse,
+    changed_values,
+    one_slot_replaced,
+    overlap,
+    polarity_flipped,
+    same_wording,
+    set_aside,
+)
 
 ACTIONS = ("duplicate", "update", "new")
 

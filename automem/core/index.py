@@ -83,8 +83,9 @@ is am are was were be been being do does did done have has had having what which
 to of in on at for from by with about into over and or not no nor so if than then that this these those there here
 can could would should will shall may might must please tell know use uses used using any some all also just
 very really more most much many""".split())
-STOP_CJK = frozenset("""你知 知道 道我 我用 用什 什么 么样 是什 怎么 我们 你们 他们 一个 这个 那个 可以 就是 还是 的是 了吗 我的
-用户 现在 以后 不要 告诉 记得 记住 吗 呢 的 了 是 我 你 他 她 它 么 什 在 有 和 吧 啊 哪 谁""".split())
+STOP_CJK = frozenset("""你知 知道 道我 我用 用什 什么 么样 是什 怎么 我们 你们 他们 一个 这个 那个 可以
+就是 还是 的是 了吗 我的 用户 现在 以后 不要 告诉 记得 记住
+吗 呢 的 了 是 我 你 他 她 它 么 什 在 有 和 吧 啊 哪 谁""".split())
 
 
 def _units(text: str) -> list[str]:

@@ -25,8 +25,7 @@ from ..paths import Location
 from ..text import neutralise_fences, recall_block  # recalled context is never extracted again
 from . import index
 from .index import MAX_QUERY_CHARS, RecallItem, bound_query, newest_first  # noqa: F401 - this module's interface
-from .visibility import OWNER, visible_where
-from .visibility import is_visible as _is_visible
+from .visibility import OWNER, is_visible as _is_visible, visible_where
 
 BLOCK_WINGS = ("user", "instruction")  # the system-prompt block: persona and instruction memories
 

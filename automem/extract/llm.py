@@ -95,7 +95,8 @@ def classify_http_error(status: int, body: str, url: str, retry_after: str | Non
     detail = " ".join((body or "").split())[:160]
     detail = f": {detail}" if detail else ""
     if status == 429:
-        return llm_error(f"the extraction API is rate limiting (HTTP 429){detail}", True, parse_retry_after(retry_after))
+        return llm_error(f"the extraction API is rate limiting (HTTP 429){detail}", True,
+                         parse_retry_after(retry_after))
     if status >= 500:
         return llm_error(f"the extraction API failed (HTTP {status}){detail}", True, parse_retry_after(retry_after))
     if status in (401, 403):
@@ -166,7 +167,8 @@ class OpenAIBackend:
         if not self.api_key:
             raise llm_error("no API key for the extraction LLM: set automem.extract_api_key or $GLM_API_KEY, "
                             "or use extract_backend: rules", False)
-        body = {"model": self.model, "messages": redact_messages(messages), "temperature": self.config.extract_temperature,
+        body = {"model": self.model, "messages": redact_messages(messages),
+                "temperature": self.config.extract_temperature,
                 "max_tokens": max_tokens or self.config.extract_max_tokens, "stream": False}
         headers = {"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"}
         start = time.monotonic()

@@ -20,16 +20,27 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..config import Config, load_config
-from ..errors import AutomemError
-from .prompt import build_judge_messages, build_messages, known_context
-from ..log import log_event
-from ..core.memory import WING_OF_CATEGORY
-from ..paths import Location
-from .spool import (BackgroundDrainer, DrainReport, Job, drain_single, enqueue_job, is_done, job_id,
-                    job_path, process_one, spawn_detached_drainer as _spawn, write_atomic)
-from .spool import drain as _drain
-from .transcript import Transcript, prepare_with
 from ..core.identity import OWNER_IDENTITY, Identity
+from ..core.memory import WING_OF_CATEGORY
+from ..errors import AutomemError
+from ..log import log_event
+from ..paths import Location
+from .prompt import build_judge_messages, build_messages, known_context
+from .spool import (
+    BackgroundDrainer,
+    DrainReport,
+    Job,
+    drain as _drain,
+    drain_single,
+    enqueue_job,
+    is_done,
+    job_id,
+    job_path,
+    process_one,
+    spawn_detached_drainer as _spawn,
+    write_atomic,
+)
+from .transcript import Transcript, prepare_with
 
 KNOWN_WINGS = ("user", "instruction")
 KNOWN_QUERY_MESSAGES = 8  # P2 looks up neighbours of this many of the newest user messages
@@ -279,9 +290,9 @@ class Pipeline:
             # and deterministic ids plus the write path keep the repeated ones from being added twice).
             from .llm import llm_error
 
+            next_max_tokens = config.extract_max_tokens * 2 ** min(cut_before + 1, MAX_TOKEN_DOUBLINGS)
             raise llm_error(f"{TRUNCATED} after {len(pairs)} memories (stored); extracting again for the rest "
-                            f"with max_tokens {config.extract_max_tokens * 2 ** min(cut_before + 1, MAX_TOKEN_DOUBLINGS)}",
-                            True, retry_after=0.0)
+                            f"with max_tokens {next_max_tokens}", True, retry_after=0.0)
         return decisions
 
     def close(self) -> None:

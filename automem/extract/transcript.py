@@ -203,7 +203,7 @@ def read_transcript_file(text: str) -> list[dict]:
                 raise ValueError(f"line {n}: not JSON ({exc.msg}); expected a JSON list or JSONL of "
                                  f"{{\"role\", \"content\"}}") from None
             if not isinstance(obj, dict):
-                raise ValueError(f"line {n}: expected a JSON object with \"role\" and \"content\"")
+                raise ValueError(f"line {n}: expected a JSON object with \"role\" and \"content\"") from None
             messages.append(obj)
     else:
         if isinstance(data, dict) and isinstance(data.get("messages"), list):

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import yaml
 
 from .. import __version__
-from . import yaml_edit as Y
 from ..errors import AutomemError, UsageError
 from ..paths import Location
+from . import yaml_edit as Y
 from .hermes_python import find_hermes, install_spec, interpreter_of, pip_command, probe_import
 from .plugin_files import PLUGIN_NAME, Sources, find_sources, installed_profiles, tab_dir, tree_digest
 from .profile_config import config_path, provider_of, read_config
@@ -149,9 +149,8 @@ def check_core(loc: Location, check_llm: bool) -> list[Check]:
                         "; ".join(cfg.warnings) or f"automem settings from {', '.join(cfg.sources) or 'defaults'}",
                         "remove or rename the unknown keys" if cfg.warnings else ""))
     try:
-        from ..core.store import open_store
-
         from ..core.health import findings
+        from ..core.store import open_store
 
         store = open_store(loc, cfg)
         try:

@@ -29,8 +29,16 @@ from ..paths import Location, profile_name_problem, resolve_root_and_profile
 from .doctor import doctor
 from .hermes_python import ensure_interpreter, find_hermes
 from .plugin_files import PLUGIN_NAME, Sources, copy_tree, find_sources, list_profiles
-from .profile_config import (backup, change_config, config_path, fragment_ops, install_ops, provider_of, read_config,
-                             uninstall_ops)
+from .profile_config import (
+    backup,
+    change_config,
+    config_path,
+    fragment_ops,
+    install_ops,
+    provider_of,
+    read_config,
+    uninstall_ops,
+)
 
 
 # -- profiles -----------------------------------------------------------------------------------------------------

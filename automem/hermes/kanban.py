@@ -21,8 +21,8 @@ from typing import Any, Mapping, Sequence
 from ..errors import AutomemError
 from ..log import log_event
 from ..paths import PACKAGE_PARENT, Location
-from .kanban_record import kanban_sync, record_task_run
 from .kanban_recall import worker_first_turn
+from .kanban_record import kanban_sync, record_task_run
 
 # -- what the Hermes plugin calls (each returns quietly; failures go to automem.log) --------------------------------
 FIRST_TURN_WAIT_S = 30.0

@@ -197,7 +197,8 @@ def ended_runs_after(conn: sqlite3.Connection, board: str, cursor: int) -> list[
 
 def settled_cursor(conn: sqlite3.Connection, cursor: int) -> int:
     """The highest run id up to which every run has ended: runs end out of order, so an open run holds it back."""
-    open_row = conn.execute("SELECT MIN(id) FROM task_runs WHERE id > ? AND ended_at IS NULL", (int(cursor),)).fetchone()
+    open_row = conn.execute("SELECT MIN(id) FROM task_runs WHERE id > ? AND ended_at IS NULL",
+                            (int(cursor),)).fetchone()
     if open_row and open_row[0] is not None:
         return int(open_row[0]) - 1
     top = conn.execute("SELECT MAX(id) FROM task_runs").fetchone()

@@ -17,8 +17,12 @@ from ..config import Config
 from ..errors import AutomemError, UsageError
 from ..log import log_event
 from ..paths import Location
-from ..text import neutralise_fences
-from ..text import RECALL_END, RECALL_MARKER, recall_block  # recalled context is never extracted again
+from ..text import (  # recalled context is never extracted again
+    RECALL_END,
+    RECALL_MARKER,
+    neutralise_fences,
+    recall_block,
+)
 from .kanban_board import hermes_recent_work, open_board, parent_task_ids, read_card, resolve_board
 from .kanban_record import ROOM, WING, _cut, _open_store, kanban_sync
 
@@ -237,7 +241,8 @@ def worker_first_turn(location: Location, config: Config, env: Mapping[str, str]
             if card is None:
                 log_event(location, "kanban_card_missing", board=slug, task_id=task_id)
                 return ""
-            shown = hermes_recent_work(conn, card.assignee or location.profile, task_id) + parent_task_ids(conn, task_id)
+            shown = (hermes_recent_work(conn, card.assignee or location.profile, task_id)
+                     + parent_task_ids(conn, task_id))
         finally:
             conn.close()
         return recall_for_task(store, config, card.title, card.body, location.profile, task_id=task_id,

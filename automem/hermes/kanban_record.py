@@ -26,8 +26,18 @@ from ..core.memory import held_id, memory_id
 from ..log import log_event
 from ..paths import Location, ensure_private_dir, write_private
 from ..text import normalise, redact_secrets
-from .kanban_board import (DEFAULT_BOARD, BoardError, TaskRun, ended_runs_after, latest_ended_run, max_run_id,
-                           open_board, read_run, resolve_board, settled_cursor)
+from .kanban_board import (
+    DEFAULT_BOARD,
+    BoardError,
+    TaskRun,
+    ended_runs_after,
+    latest_ended_run,
+    max_run_id,
+    open_board,
+    read_run,
+    resolve_board,
+    settled_cursor,
+)
 
 ROOM = "kanban"
 WING = "episodic"

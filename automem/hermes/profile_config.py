@@ -16,9 +16,9 @@ from pathlib import Path
 
 import yaml
 
-from . import yaml_edit as Y
 from ..errors import UsageError
 from ..paths import Location
+from . import yaml_edit as Y
 from .plugin_files import PLUGIN_NAME
 
 

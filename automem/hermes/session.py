@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..config import Config, load_config
-from ..log import log_event
-from ..core.memory import CATEGORY_OF_WING, WING_OF_CATEGORY, WINGS
 from ..core.identity import OWNER_IDENTITY, Identity
+from ..core.memory import CATEGORY_OF_WING, WING_OF_CATEGORY, WINGS
+from ..log import log_event
 from ..paths import Location, sqlite_ro_uri
 
 ROOM_TOOL = "tool"
@@ -179,7 +179,8 @@ def tool_forget(store, profile: str, args: dict, identity: Identity = OWNER_IDEN
 
 
 SHARE_WORDS = ("share", "everyone", "everybody", "public", "all users", "other people", "strangers", "gateway",
-               "unshare", "stop sharing", "分享", "共享", "公开", "所有人", "大家", "别人", "其他人", "取消共享", "不再共享")
+               "unshare", "stop sharing", "分享", "共享", "公开", "所有人", "大家", "别人", "其他人",
+               "取消共享", "不再共享")
 
 
 def tool_share(store, profile: str, args: dict, identity: Identity = OWNER_IDENTITY,

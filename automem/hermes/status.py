@@ -1,9 +1,9 @@
 """What `hermes memory status` shows of automem (the provider's `get_status_config`).
 
 Settings, memories per wing (the profile's own and the shared ones of other profiles), the spool, the last
-extraction and the store. Everything comes from small files: config.yaml, the recall index (SQLite, read-only), the spool folders
-and the tail of automem.log. Nothing here imports chromadb or the embedding model, and nothing is written (but an
-unreadable job file goes to dead/, as with every reader of the spool).
+extraction and the store. Everything comes from small files: config.yaml, the recall index (SQLite, read-only), the
+spool folders and the tail of automem.log. Nothing here imports chromadb or the embedding model, and nothing is
+written (but an unreadable job file goes to dead/, as with every reader of the spool).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import os
 import time
 
 from ..config import Config, load_config
-from ..errors import AutomemError
-from ..paths import Location
-from ..core.memory import WINGS
 from ..core import index
+from ..core.memory import WINGS
 from ..core.recall import store_generation
+from ..errors import AutomemError
 from ..extract.spool import spool_stats
+from ..paths import Location
 
 LOG_TAIL_BYTES = 256 * 1024  # the last extraction is near the end; a long log is not read whole
 

@@ -15,11 +15,11 @@ import json
 import shutil
 from pathlib import Path
 
+from ..errors import UsageError
 from . import yaml_edit as Y
 from .install import target_locations
 from .plugin_files import PLUGIN_NAME, Sources, copy_tree, find_sources, installed_profiles, tab_dir
 from .profile_config import change_config, read_config
-from ..errors import UsageError
 
 
 def sync_tab(root: Path, sources: Sources | None) -> list[str]:

@@ -341,7 +341,8 @@ def _delete(lines: list[str], path: Sequence[str]) -> None:
     del lines[idx:end]
     if len(path) > 1:  # an emptied mapping must stay a mapping ({}), not turn into null
         parent = _find(lines, path[:-1])
-        if parent is not None and _child_indent(lines, parent, _block_end(lines, parent, _indent(lines[parent]))) is None:
+        if (parent is not None
+                and _child_indent(lines, parent, _block_end(lines, parent, _indent(lines[parent]))) is None):
             value, _ = _value_of(lines[parent])
             if value == "":
                 lines[parent] = _replace_value(lines[parent], "{}")

@@ -208,7 +208,8 @@ def load_records(store) -> tuple[list[Record], list[str]]:
 JUDGE_BATCH = 40  # related_to pairs per judge call
 
 
-def related_pairs(records: Sequence[Record], merges: Sequence[Merge], shared_wings: Iterable[str]) -> list[tuple[Memory, Memory]]:
+def related_pairs(records: Sequence[Record], merges: Sequence[Merge],
+                  shared_wings: Iterable[str]) -> list[tuple[Memory, Memory]]:
     """(newer, older) pairs still to be judged: an active memory and the active one its `related_to` names, in
     the same visibility group, neither merged away nor a task record."""
     gone = {m.superseded for m in merges}

@@ -205,8 +205,8 @@ def verify(source_collection: Any, target_collection: Any, ids: Sequence[str]) -
 
 def tombstones_of(source, legacy: Sequence[RawRecord]) -> list[dict]:
     """The source's tombstones, and one for each record an older automem kept as `forgotten` (no words)."""
-    from ..core.memory import Memory
     from ..core.forgetting import tombstone_metadata
+    from ..core.memory import Memory
 
     out = {t["id"]: t for t in source.tombstones()}
     for rec in legacy:

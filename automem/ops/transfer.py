@@ -29,8 +29,8 @@ TEXT_SHA = r"^[0-9a-f]{16,64}$"
 def tombstone_json(t: dict) -> dict:
     """A forgotten memory as `list --all` and `export --forgotten` show it: no text."""
     return {"id": t["id"], "text": None, "status": "forgotten", "tombstone": True,
-            **{k: t[k] for k in ("wing", "profile", "scope", "room", "task_id", "created_at", "forgotten_at", "text_sha")
-               if k in t}}
+            **{k: t[k] for k in ("wing", "profile", "scope", "room", "task_id", "created_at", "forgotten_at",
+                                 "text_sha") if k in t}}
 
 
 def export_lines(store: Any, forgotten: bool = False) -> list[str]:
@@ -127,8 +127,8 @@ def check_metadata(meta: dict, where: str) -> None:
 def import_record(obj: dict, where: str, profile: str):
     """(Memory or None, tombstone or None) for one export line, checked as `add` checks text and within the
     bounds of `check_metadata`; UsageError if not."""
-    from ..core.memory import STATUSES, WINGS, Memory
     from ..core.forgetting import tombstone_key
+    from ..core.memory import STATUSES, WINGS, Memory
     from ..paths import profile_name_problem
     from ..text import validate
 

@@ -308,7 +308,7 @@ def _offer_host_llm(ctx) -> None:
         _log_failure("register_host_llm", exc, _hermes_home())
 
 
-# -- kanban (issue 5): each handler hands over to automem.hermes.kanban, whose entry points never raise -----------------
+# -- kanban (issue 5): each handler hands over to automem.hermes.kanban, whose entry points never raise ----------
 def _kanban_worker_start() -> None:
     if not os.environ.get("HERMES_KANBAN_TASK"):
         return  # not a kanban worker: keep automem.hermes.kanban off the start path of every other `hermes` run

@@ -4,7 +4,8 @@ One story, in order, on one Hermes root: `automem install` puts the tab in; memo
 added with the CLI (one of them updated, so it has a history); the dashboard is started; the backend refuses calls
 without the dashboard's session token; in the browser the tab lists the memories, a search finds one, the detail
 shows its text and chain, pin and forget change the store (checked with the `automem` CLI), the keyboard
-reaches everything, and a broken setting shows as one readable line in the tab. The test leaves a screenshot of the tab at docs/images/memory-tab.png.
+reaches everything, and a broken setting shows as one readable line in the tab. The test leaves a screenshot of
+the tab at docs/images/memory-tab.png.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import pytest
 from automem.config import Config
 from automem.core.store import Store
 from automem.paths import Location
-from tests.e2e.test_gateway_e2e import KEY, Gateway
+from tests.e2e.test_gateway_e2e import Gateway
 from tests.support.fake_llm import FakeLLM, content_text
 from tests.support.hermes import REPO, HermesRoot, find_hermes, poll
 

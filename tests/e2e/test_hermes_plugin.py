@@ -20,11 +20,10 @@ from pathlib import Path
 import pytest
 
 from automem.config import Config
+from automem.extract.spool import is_done
 from automem.log import read_events
 from automem.paths import Location
-from automem.text import RECALL_MARKER
-from automem.extract.spool import is_done
-from automem.text import normalise
+from automem.text import RECALL_MARKER, normalise
 from tests.support.fake_llm import FakeLLM, content_text
 from tests.support.hermes import HermesRoot, find_hermes, poll, request_texts
 

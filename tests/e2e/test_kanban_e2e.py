@@ -218,7 +218,8 @@ def test_kanban_workers_remember(hermes: HermesRoot, llm: FakeLLM):
     t4 = board.create("整理 Kanban 术语表", "blog-writer", "列出常用术语及解释。")
     llm.set_rules(extraction_rules() + worker_rules(t4, "never sent", "never sent", hang=True))
     board.dispatch()
-    poll(lambda: any(r.get("rule") is not None and f"work kanban task {t4}" in json.dumps(r.get("body"), ensure_ascii=False)
+    poll(lambda: any(r.get("rule") is not None
+                     and f"work kanban task {t4}" in json.dumps(r.get("body"), ensure_ascii=False)
                      and (r["body"].get("messages") or [{}])[-1].get("role") == "tool" for r in llm.chat_requests()),
          deadline_s=90, what="task 4's worker waiting in its model call")
     pid = board.row("SELECT worker_pid FROM tasks WHERE id = ?", t4)[0]

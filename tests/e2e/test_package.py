@@ -94,6 +94,11 @@ def test_wheel_and_sdist_carry_the_plugin_the_skill_and_the_profiles(dists):
         assert not any("__pycache__" in n for n in names)
         for data in ("lexicon.yaml", "bip39_english.txt"):  # package data the code reads (the seed phrase list)
             assert whl.read(f"automem/data/{data}") == (REPO / "automem" / "data" / data).read_bytes()
+        assert "automem/py.typed" in names  # type checkers read the package's hints (PEP 561)
+        [license_file] = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+        assert whl.read(license_file) == (REPO / "LICENSE").read_bytes()
+        meta = whl.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+        assert "License-Expression: MIT" in meta and "License-File: LICENSE" in meta
     with tarfile.open(dists["sdist"]) as sdist:
         top = sdist.getnames()[0].split("/")[0]
         for src in BUNDLED:

@@ -86,6 +86,10 @@ class ChromaServer:
         return f"http://{HOST}:{self.port}"
 
     def start(self, timeout: float = 60.0) -> "ChromaServer":
+        if __package__:  # imported as tests.support.chroma_server, not run as a script
+            from . import tiers
+
+            tiers.require("server", "a Chroma server")
         self.dir.mkdir(parents=True, exist_ok=True)
         fixed = self.port
         for _ in range(3):  # a free port can be taken between the probe and the bind

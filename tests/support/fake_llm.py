@@ -253,7 +253,7 @@ def build_completion(answer: dict, body: dict, m: re.Match | None, variables: di
     elif "text" in answer:
         message["content"] = render(str(answer["text"]), m, messages, variables)
     calls = []
-    for i, call in enumerate(answer.get("tool_calls") or []):
+    for call in answer.get("tool_calls") or []:
         args = call.get("arguments", {})
         if isinstance(args, str):
             args_text = render(args, m, messages, variables)

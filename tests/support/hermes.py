@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from . import tiers
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -52,7 +54,8 @@ class Result:
         return None
 
     def check(self) -> "Result":
-        assert self.returncode == 0, (f"{' '.join(self.argv)} exited {self.returncode}\n--- stdout\n{self.stdout[-3000:]}"
+        assert self.returncode == 0, (f"{' '.join(self.argv)} exited {self.returncode}\n"
+                                      f"--- stdout\n{self.stdout[-3000:]}"
                                       f"\n--- stderr\n{self.stderr[-3000:]}")
         return self
 
@@ -81,6 +84,7 @@ class HermesRoot:
 
     @classmethod
     def create(cls, base: Path, llm_url: str, *, extra_config: str = "", name: str = "hermes-root") -> "HermesRoot":
+        tiers.require("e2e", "the real hermes CLI")
         hermes = find_hermes()
         if hermes is None:
             raise RuntimeError("hermes is not installed in this environment (pip install hermes-agent==0.19.0)")
