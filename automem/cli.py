@@ -13,8 +13,8 @@ import os
 import sys
 from typing import Any, Callable, Iterable
 
-from . import __version__
 from .errors import AutomemError, UsageError
+from .version import __version__
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, "Context"], int]] = {}
 

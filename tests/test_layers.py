@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "automem"
 
 # group -> height. A group is a sub-package (core, extract, ...) or a top-level module (cli, config, ...).
 HEIGHT = {
-    "text": 0, "paths": 0, "errors": 0,
+    "text": 0, "paths": 0, "errors": 0, "version": 0,
     "config": 1, "log": 1,
     "core": 2,
     "extract": 3,
