@@ -25,7 +25,7 @@ import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Mapping, Sequence, TypeVar
 
 from .errors import AutomemWarning, NotFound, Refused, UsageError
 from .paths import Location, profile_name_problem
@@ -42,6 +42,7 @@ CATEGORIES = ("persona", "episodic", "instruction")
 _WING = {"persona": "user", "user": "user", "episodic": "episodic", "instruction": "instruction"}
 _CATEGORY = {"user": "persona", "episodic": "episodic", "instruction": "instruction"}
 MAX_CHAIN = 20  # steps `show` follows each way along a chain of updates
+_View = TypeVar("_View", bound="MemoryView")
 
 
 # -- results ------------------------------------------------------------------------------------------------------
@@ -146,7 +147,7 @@ class MemoryView:
     _json: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def _of(cls, m: Memory, **more: Any) -> MemoryView:
+    def _of(cls: type[_View], m: Memory, **more: Any) -> _View:
         from .core.memory import AUDIENCE_EVERYONE
 
         return cls(m.id, m.text, m.category, m.profile, m.scope, m.status, bool(m.pinned),
@@ -411,6 +412,9 @@ class Memories:
 
         default_wing = _wing_of(category)
         cands = []
+        text: Any
+        profile: Any
+        wing: Any  # a mapping's "wing" goes to the write path as given: an unknown one is refused there, per item
         for n, item in enumerate(items, 1):
             if isinstance(item, str):
                 text, wing, profile = item, default_wing, self.profile
@@ -422,8 +426,10 @@ class Memories:
                 text, profile = item.get("text"), item.get("profile") or self.profile
                 if not isinstance(text, str):
                     raise UsageError(f"item {n}: needs a string field \"text\"")
+                if not isinstance(profile, str):
+                    raise UsageError(f"item {n}: \"profile\" must be a string")
                 if "wing" in item:
-                    wing = item["wing"]  # the CLI's name: an unknown one is the write path's to refuse
+                    wing = item["wing"]  # the CLI's name for the category
                 else:
                     raw = item.get("category", category)
                     wing = _WING.get(raw, raw) if isinstance(raw, str) else str(raw)
