@@ -41,6 +41,9 @@ CATEGORIES = ("persona", "episodic", "instruction")
 # The category names, and the wing names the CLI and the export use for them ("user" is persona).
 _WING = {"persona": "user", "user": "user", "episodic": "episodic", "instruction": "instruction"}
 _CATEGORY = {"user": "persona", "episodic": "episodic", "instruction": "instruction"}
+# How a memory entered the store, by the room it was written in (the names issue 30's evidence `origin` uses).
+_ORIGIN = {"auto-extract": "extraction", "builtin-mirror": "mirror", "kanban": "kanban", "tool": "tool", "cli": "cli",
+           "import": "import"}
 MAX_CHAIN = 20  # steps `show` follows each way along a chain of updates
 _View = TypeVar("_View", bound="MemoryView")
 
@@ -120,9 +123,10 @@ class MemoryView:
     """One memory as `list` and `show` return it, with where it came from.
 
     `status`: "active" (recalled), "superseded" (replaced by `superseded_by`; kept as history, never recalled) or
-    "forgotten" (words deleted: `text` is None, only the id and where it was remain). `origin` is how it was learned:
-    "auto-extract" (from a conversation), "tool" (the agent), "builtin-mirror" (Hermes' own memory), "kanban" (a task
-    run), "cli" (typed by the owner: the CLI and this API), "import". `replaced` / `replaced_by` are filled by `show`.
+    "forgotten" (words deleted: `text` is None, only the id and where it was remain). `origin` is how it entered the
+    store: "extraction" (from a conversation), "tool" (the agent's memory tool), "mirror" (Hermes' built-in memory),
+    "kanban" (a task run), "cli" (typed by the owner: the CLI and this API), "import". `replaced` / `replaced_by` are
+    filled by `show`.
     """
 
     id: str
@@ -152,8 +156,9 @@ class MemoryView:
 
         return cls(m.id, m.text, m.category, m.profile, m.scope, m.status, bool(m.pinned),
                    (m.audience or "") == AUDIENCE_EVERYONE, int(m.created_at or 0), int(m.updated_at or 0),
-                   m.superseded_by or None, m.room or "", m.added_by or "", m.session_id or None, m.task_id or None,
-                   m.job or None, int(m.restated or 0), _json=m.to_json(), **more)
+                   m.superseded_by or None, _ORIGIN.get(m.room, m.room or ""), m.added_by or "",
+                   m.session_id or None, m.task_id or None, m.job or None, int(m.restated or 0), _json=m.to_json(),
+                   **more)
 
     @classmethod
     def _of_tombstone(cls, t: Mapping[str, Any]) -> MemoryView:
@@ -162,7 +167,7 @@ class MemoryView:
         wing = str(t.get("wing") or "")
         return cls(str(t["id"]), None, _CATEGORY.get(wing, wing), str(t.get("profile") or ""),
                    str(t.get("scope") or ""), "forgotten", created_at=int(t.get("created_at") or 0),
-                   updated_at=int(t.get("forgotten_at") or 0), origin=str(t.get("room") or ""),
+                   updated_at=int(t.get("forgotten_at") or 0), origin=_ORIGIN.get(str(t.get("room") or ""), ""),
                    task_id=t.get("task_id") or None, _json=tombstone_json(dict(t)))
 
     def to_json(self) -> dict[str, Any]:

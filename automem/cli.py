@@ -552,7 +552,8 @@ def cmd_review(args, ctx: Context) -> int:
         return 0
     items = ctx.memories.review(all_profiles=not args.profile, all_users=args.user is None)
     for m in items:
-        where = ", ".join(x for x in (f"from {m.origin}" if m.origin else "", f"session {m.session_id}"
+        room = m.to_json().get("room")
+        where = ", ".join(x for x in (f"from {room}" if room else "", f"session {m.session_id}"
                                       if m.session_id else "", f"task {m.task_id}" if m.task_id else "") if x)
         ctx.emit({**m.to_json(), "reason": m.reason},
                  f"held      {_memory_line(m.to_json()).replace(' (held)', '')}\n          why: {m.reason}" +

@@ -130,7 +130,8 @@ def view_row(v: MemoryView) -> dict:
     rec = v.to_json()
     return {"id": v.id, "text": _shown(v.text), "category": v.category, "wing": rec.get("wing", ""),
             "profile": v.profile, "scope": v.scope or OWNER, "pinned": v.pinned, "status": v.status,
-            "created_at": v.created_at, "updated_at": v.updated_at, "room": v.origin, "restated": v.restated}
+            "created_at": v.created_at, "updated_at": v.updated_at, "room": rec.get("room") or "",
+            "restated": v.restated}
 
 
 def tombstone_row(t: dict) -> dict:
@@ -206,7 +207,7 @@ def memory_detail(store: Store, memory_id: str) -> dict:
         return {"memory": tombstone_row(tomb), "provenance": None, "history": None, "capabilities": dict(CAPABILITIES)}
     rec = v.to_json()
     provenance = {
-        "session_id": v.session_id, "task_id": v.task_id, "job": v.job, "origin": v.origin or None,
+        "session_id": v.session_id, "task_id": v.task_id, "job": v.job, "origin": rec.get("room") or None,
         "added_by": v.added_by or None, "who": "owner" if v.scope == OWNER else v.scope,
         "created_at": v.created_at, "updated_at": v.updated_at, "restated": v.restated,
         "excerpt": None,  # issue 30: the words it was learned from ("not recorded" until then)
