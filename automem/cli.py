@@ -13,8 +13,8 @@ import os
 import sys
 from typing import Any, Callable, Iterable
 
-from . import __version__
 from .errors import AutomemError, UsageError
+from .version import __version__
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, "Context"], int]] = {}
 
@@ -27,13 +27,15 @@ class Parser(argparse.ArgumentParser):
 
 
 class Context:
-    """What a command needs, opened on first use."""
+    """What a command needs, opened on first use. Commands on memories go through the Python API
+    (`automem.api.Memories`) over this context's store; the CLI only parses arguments and prints."""
 
     def __init__(self, args: argparse.Namespace):
         self.args = args
         self._location = None
         self._config = None
         self._store = None
+        self._memories: dict[bool, Any] = {}
 
     @property
     def location(self):
@@ -50,7 +52,7 @@ class Context:
 
             self._config = load_config(self.location)
             for warning in self._config.warnings:
-                print(f"automem: warning: {warning}", file=sys.stderr)
+                self.warn("config", warning)
         return self._config
 
     @property
@@ -66,14 +68,30 @@ class Context:
         return self.location.profile
 
     @property
-    def scope(self) -> str:
-        """The --user scope ("" for the owner)."""
-        from .hermes.gateway import user_scope_of
+    def memories(self):
+        """The API speaking for --user (the owner when it is not given), over this context's store."""
+        return self._api(self.args.user)
 
-        try:
-            return user_scope_of(self.args.user or "")
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+    @property
+    def owner(self):
+        """The API as the owner acting on the whole root (export, import, share, review's --accept / --reject:
+        commands that do not read --user)."""
+        return self._api(None)
+
+    def _api(self, user: str | None):
+        key = user is None
+        if key not in self._memories:
+            from .api import Memories
+
+            self._memories[key] = Memories._over(self.location, lambda: self.config, lambda: self.store, user,
+                                                 by="cli", warn=self.warn)
+        return self._memories[key]
+
+    def warn(self, kind: str, message: str) -> None:
+        if kind == "judge":
+            message = (f"the judge could not be asked ({message}); the offline rules decided (--no-judge skips "
+                       f"it)")
+        print(f"automem: warning: {message}", file=sys.stderr)
 
     def emit(self, obj: Any, human: str | None = None) -> None:
         """One JSON object with --json, else the human line(s); never a raw control character (a record an older
@@ -272,9 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _print_decision(ctx: Context, d) -> None:
-    text = d.text if len(d.text) <= 60 else d.text[:57] + "..."
-    extra = f" -> {d.matched_id}" if d.action in ("duplicate", "update") and d.matched_id else ""
-    ctx.emit(d.to_json(), f"{d.action:<9} {d.id or '-':<26} [{d.wing}] {text}{extra}  ({d.reason})")
+    _print_decision_json(ctx, d.to_json())
 
 
 def read_input(path: str) -> bytes:
@@ -305,33 +321,24 @@ def check_text_arg(value: str, what: str) -> str:
 
 @command("add")
 def cmd_add(args, ctx: Context) -> int:
-    from .core.write_path import Candidate, remember
     from .paths import profile_name_problem
 
     if (args.text is None) == (args.file is None):
         raise UsageError("give one TEXT or --file F.jsonl")
     if args.file:
-        cands = []
+        items = []
         for n, obj in _read_jsonl(args.file):
             if not isinstance(obj.get("text"), str):
                 raise UsageError(f"{args.file}:{n}: needs a string field \"text\"")
-            wing = obj.get("wing", args.wing)
             profile = obj.get("profile") or ctx.profile
             problem = profile_name_problem(profile)
             if problem:
                 raise UsageError(f"{args.file}:{n}: {problem}")
-            cands.append(Candidate(text=obj["text"], wing=wing, profile=profile, room="cli", added_by="cli",
-                                   scope=ctx.scope))
+            items.append({"text": obj["text"], "wing": obj.get("wing", args.wing), "profile": profile})
     else:
         check_text_arg(args.text, "TEXT")
-        cands = [Candidate(text=args.text, wing=args.wing, profile=ctx.profile, room="cli", added_by="cli",
-                           scope=ctx.scope)]
-    details: dict = {}
-    judge = None if args.no_judge else _judge(ctx, details)
-    decisions = remember(ctx.store, cands, judge=judge)
-    if details.get("judge_error"):
-        print(f"automem: warning: the judge could not be asked ({details['judge_error']}); the offline rules "
-              f"decided (--no-judge skips it)", file=sys.stderr)
+        items = [{"text": args.text, "wing": args.wing}]
+    decisions = ctx.memories.remember_many(items, judge=not args.no_judge)
     for d in decisions:
         _print_decision(ctx, d)
     return 2 if any(d.action == "rejected" for d in decisions) and len(decisions) == 1 else 0
@@ -344,11 +351,13 @@ def _judge(ctx: Context, details: dict):
     return judge_for(ctx.location, ctx.config, origin="cli", details=details)
 
 
-def _memory_line(m, distance: float | None = None) -> str:
+def _memory_line(m: dict, distance: float | None = None) -> str:
+    """One memory (a record as `--json` prints it) on one line."""
     dist = f"{distance:.3f} " if distance is not None else ""
-    marks = ([] if m.status == "active" else [m.status]) + (["pinned"] if getattr(m, "pinned", 0) else [])
-    who = f"/{m.scope}" if m.scope else ""
-    return f"{dist}{m.id}  [{m.wing}/{m.profile}{who}] {m.text}" + (f" ({', '.join(marks)})" if marks else "")
+    marks = ([] if m["status"] == "active" else [m["status"]]) + (["pinned"] if m.get("pinned") else [])
+    who = f"/{m['scope']}" if m.get("scope") else ""
+    return f"{dist}{m['id']}  [{m['wing']}/{m['profile']}{who}] {m['text']}" + (f" ({', '.join(marks)})" if marks
+                                                                                  else "")
 
 
 @command("search")
@@ -360,9 +369,9 @@ def cmd_search(args, ctx: Context) -> int:
     if args.file is not None:
         return search_file(args, ctx)
     check_text_arg(args.query, "QUERY")
-    hits = ctx.store.recall(args.query, k=args.k, profile=ctx.profile, wing=args.wing, scopes=(ctx.scope,))
-    for m, dist in hits:
-        ctx.emit({**m.to_json(), "distance": round(dist, 4)}, _memory_line(m, dist))
+    hits = ctx.memories.search(args.query, k=args.k, category=args.wing)
+    for h in hits:
+        ctx.emit(h.to_json(), _memory_line(h.to_json(), h.distance))
     if not hits and not args.json:
         print("no memories found", file=sys.stderr)
     return 0
@@ -417,10 +426,11 @@ def search_file(args, ctx: Context) -> int:
             bad += 1
             print(json.dumps({"line": n, "error": str(exc)}, ensure_ascii=False), flush=True)
             continue
-        hits = ctx.store.recall(query, k=k, profile=profile, wing=args.wing, scopes=(ctx.scope,))
+        mem = ctx.memories if profile == ctx.profile else ctx.memories.with_profile(profile)
+        hits = [h.to_json() for h in mem.search(query, k=k, category=args.wing)]
         print(json_safe(json.dumps({"line": n, "query": query, "profile": profile,
-                                    "hits": [{"id": m.id, "text": m.text, "wing": m.wing, "profile": m.profile,
-                                              "distance": round(d, 4)} for m, d in hits]}, ensure_ascii=False)),
+                                    "hits": [{key: h[key] for key in ("id", "text", "wing", "profile", "distance")}
+                                             for h in hits]}, ensure_ascii=False)),
               flush=True)
     if bad:
         print(f"automem: {bad} line{'s' if bad > 1 else ''} of {args.file} not searched (see their error lines)",
@@ -432,30 +442,22 @@ def search_file(args, ctx: Context) -> int:
 def cmd_list(args, ctx: Context) -> int:
     if args.limit is not None and args.limit < 0:
         raise UsageError("--limit must be 0 or more")
-    profile = None if args.all_profiles else ctx.profile
-    scopes = None if args.all_users else (ctx.scope,)
-    items = ctx.store.list(profile=profile, wing=args.wing, include_hidden=args.all, limit=args.limit, scopes=scopes)
+    items = ctx.memories.list(args.wing, include_hidden=args.all, all_profiles=args.all_profiles,
+                              all_users=args.all_users, limit=args.limit)
     for m in items:
-        ctx.emit(m.to_json(), _memory_line(m))
-    if args.all:  # forgotten memories: their ids only, the words are gone
-        from .ops.transfer import tombstone_json
-
-        for t in ctx.store.tombstones():
-            if (profile is None or t.get("profile") == profile) and (args.wing is None or t.get("wing") == args.wing) \
-                    and (scopes is None or t.get("scope", "") in scopes):
-                ctx.emit(tombstone_json(t), f"{t['id']}  [{t.get('wing')}/{t.get('profile')}] (forgotten: words "
-                                            f"deleted)")
+        rec = m.to_json()
+        if m.text is None:  # forgotten (--all): its id only, the words are gone
+            ctx.emit(rec, f"{rec['id']}  [{rec.get('wing')}/{rec.get('profile')}] (forgotten: words deleted)")
+        else:
+            ctx.emit(rec, _memory_line(rec))
     return 0
 
 
 @command("forget")
 def cmd_forget(args, ctx: Context) -> int:
-    from .core.curation import forget_ids
-
     for i in args.ids:
         check_text_arg(i, "ID")
-    scope = ctx.scope if args.user is not None else None
-    changed = forget_ids(ctx.store, args.ids, scope=scope, who=f"--user {args.user}")
+    changed = ctx.memories.forget(*args.ids)
     for i in args.ids:
         state = "forgotten" if changed.get(i) else "already forgotten"
         ctx.emit({"id": i, "status": "forgotten", "changed": bool(changed.get(i))}, f"{state:<17} {i}")
@@ -463,15 +465,15 @@ def cmd_forget(args, ctx: Context) -> int:
 
 
 def _set_pin(args, ctx: Context, value: int) -> int:
-    from .core.curation import set_pinned
-
     for i in args.ids:
         check_text_arg(i, "ID")
-    mems, ids = set_pinned(ctx.store, args.ids, ctx.profile, ctx.scope, bool(value))
+    done = (ctx.memories.pin if value else ctx.memories.unpin)(*args.ids)
     state = "pinned" if value else "unpinned"
-    for m in mems:
-        ctx.emit({"id": m.id, "pinned": value, "changed": m.id in ids},
-                 f"{state if m.id in ids else 'already ' + state:<16} {m.id}  [{m.wing}/{m.profile}] {m.text}")
+    for p in done:
+        m = p.memory.to_json()
+        ctx.emit({"id": m["id"], "pinned": value, "changed": p.changed},
+                 f"{state if p.changed else 'already ' + state:<16} {m['id']}  [{m['wing']}/{m['profile']}] "
+                 f"{m['text']}")
     return 0
 
 
@@ -486,13 +488,17 @@ def cmd_unpin(args, ctx: Context) -> int:
 
 
 def _share(args, ctx: Context, everyone: bool) -> int:
-    from .core import sharing
+    from .errors import Refused
 
     if args.user is not None:
         raise UsageError("--user does not apply: only the owner's instructions can be shared")
     for i in args.ids:
         check_text_arg(i, "ID")
-    result = (sharing.share if everyone else sharing.unshare)(ctx.store, args.ids, by="cli")
+    refusal = None
+    try:
+        result = (ctx.owner.share if everyone else ctx.owner.unshare)(*args.ids)
+    except Refused as exc:  # every id refused: each line first, then the error
+        result, refusal = exc.result, exc
     state = "shared" if everyone else "unshared"
     for i in result.changed:
         ctx.emit({"id": i, "audience": "everyone" if everyone else "owner", "changed": True}, f"{state:<17} {i}")
@@ -501,8 +507,8 @@ def _share(args, ctx: Context, everyone: bool) -> int:
                  f"{'already ' + state:<17} {i}")
     for i, reason in result.refused.items():
         ctx.emit({"id": i, "refused": reason}, f"{'refused':<17} {i}  ({reason})")
-    if result.refused and not (result.changed or result.unchanged):
-        raise UsageError(f"nothing {state}: " + "; ".join(f"{i}: {r}" for i, r in result.refused.items()))
+    if refusal is not None:
+        raise refusal
     return 0
 
 
@@ -510,11 +516,8 @@ def _share(args, ctx: Context, everyone: bool) -> int:
 def cmd_share(args, ctx: Context) -> int:
     if args.ids:
         return _share(args, ctx, True)
-    from .core import sharing
-
-    profile = ctx.profile if args.profile else None
-    rows = [("awaiting", m) for m in sharing.awaiting_confirmation(ctx.store, profile)]
-    rows += [("everyone", m) for m in sharing.shared_with_everyone(ctx.store, profile)]
+    listed = ctx.owner.owner_instructions(all_profiles=not args.profile)
+    rows = [("awaiting", m) for m in listed if not m.shared] + [("everyone", m) for m in listed if m.shared]
     for state, m in rows:
         ctx.emit({"id": m.id, "audience": "everyone" if state == "everyone" else "owner", "profile": m.profile,
                   "text": m.text}, f"{state:<9} {m.id}  [{m.profile}] {m.text}")
@@ -532,33 +535,28 @@ def cmd_unshare(args, ctx: Context) -> int:
 
 @command("review")
 def cmd_review(args, ctx: Context) -> int:
-    from .core import review
-
     for i in args.accept + args.reject:
         check_text_arg(i, "ID")
     if args.accept:
-        details: dict = {}
-        judge = None if args.no_judge else _judge(ctx, details)
         held = list(dict.fromkeys(args.accept))
-        for held_id, d in zip(held, review.accept(ctx.store, held, judge=judge, by="cli")):
+        for held_id, d in zip(held, ctx.owner.accept_held(*held, judge=not args.no_judge)):
             text = d.text if len(d.text) <= 60 else d.text[:57] + "..."
+            wing = d.to_json()["wing"]
             ctx.emit({"accepted": held_id, **d.to_json()},
-                     f"accepted  {held_id} -> {d.action} {d.id or d.matched_id or '-'} [{d.wing}] {text}  ({d.reason})")
+                     f"accepted  {held_id} -> {d.action} {d.id or d.matched_id or '-'} [{wing}] {text}  ({d.reason})")
         return 0
     if args.reject:
-        for i, changed in review.reject(ctx.store, args.reject, by="cli").items():
+        for i, changed in ctx.owner.reject_held(*args.reject).items():
             ctx.emit({"id": i, "rejected": True, "status": "forgotten", "changed": changed},
                      f"rejected  {i} (forgotten: words deleted)")
         return 0
-    profile = ctx.profile if args.profile else None
-    scope = ctx.scope if args.user is not None else None
-    items = review.held_memories(ctx.store, profile=profile, scope=scope)
+    items = ctx.memories.review(all_profiles=not args.profile, all_users=args.user is None)
     for m in items:
-        reason = review.held_reason(m)
-        where = ", ".join(x for x in (f"from {m.room}" if m.room else "", f"session {m.session_id}" if m.session_id
-                                      else "", f"task {m.task_id}" if m.task_id else "") if x)
-        ctx.emit({**m.to_json(), "reason": reason},
-                 f"held      {_memory_line(m).replace(' (held)', '')}\n          why: {reason}" +
+        room = m.to_json().get("room")
+        where = ", ".join(x for x in (f"from {room}" if room else "", f"session {m.session_id}"
+                                      if m.session_id else "", f"task {m.task_id}" if m.task_id else "") if x)
+        ctx.emit({**m.to_json(), "reason": m.reason},
+                 f"held      {_memory_line(m.to_json()).replace(' (held)', '')}\n          why: {m.reason}" +
                  (f"; {where}" if where else ""))
     if not ctx.args.json:
         print("(`automem review --accept ID...` stores it as a memory; `automem review --reject ID...` forgets it for "
@@ -568,24 +566,19 @@ def cmd_review(args, ctx: Context) -> int:
 
 @command("export")
 def cmd_export(args, ctx: Context) -> int:
-    from .ops.transfer import check_export_target, export_lines, export_to_file
-
     if args.file:
-        check_export_target(args.file)  # before the store is opened
-        n = export_to_file(ctx.store, args.file, forgotten=args.forgotten)
+        n = ctx.owner.export(args.file, forgotten=args.forgotten)
         ctx.emit({"exported": n, "file": args.file}, f"exported {n} memories to {args.file}")
     else:
-        sys.stdout.write("".join(line + "\n" for line in export_lines(ctx.store, forgotten=args.forgotten)))
+        sys.stdout.write("".join(line + "\n" for line in ctx.owner.export_lines(forgotten=args.forgotten)))
     return 0
 
 
 @command("import")
 def cmd_import(args, ctx: Context) -> int:
-    from .ops.transfer import MAX_LINE_BYTES, plan_import, run_import
-
-    plan = plan_import(((f"{args.file}:{n}", obj) for n, obj in _read_jsonl(args.file, MAX_LINE_BYTES)), ctx.profile,
-                       skip_invalid=args.skip_invalid)
-    report = run_import(ctx.store, plan, restore_forgotten=args.restore_forgotten)
+    source = read_input(args.file) if args.file == "-" else args.file
+    report = ctx.owner.import_(source, name=args.file, skip_invalid=args.skip_invalid,
+                               restore_forgotten=args.restore_forgotten)
     for line in report.skipped:
         print(f"automem: skipped {line}", file=sys.stderr)
     if report.skipped_forgotten:

@@ -29,3 +29,22 @@ class LLMError(AutomemError):
     def __init__(self, message: str, *, retryable: bool = True):
         super().__init__(message)
         self.retryable = retryable
+
+
+class NotFound(UsageError):
+    """No memory (or held memory) with the id given. The message names the id and where to look it up."""
+
+
+class Refused(UsageError):
+    """automem would not do it: a text the write path refuses (a secret, personal data, too short or too long), an
+    instruction that may not be shared. `decision` / `result` carry the details when there are any."""
+
+    def __init__(self, message: str, *, decision: object = None, result: object = None):
+        super().__init__(message)
+        self.decision = decision
+        self.result = result
+
+
+class AutomemWarning(UserWarning):
+    """Something worked, but not as well as it could: a config setting ignored, the LLM judge unreachable (the
+    offline rules decided). The Python API reports these through `warnings`; the CLI prints them on stderr."""

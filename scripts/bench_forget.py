@@ -9,7 +9,8 @@
   tombstones (the `forgotten_among` look-up);
 - `redact_secrets` on everyday messages of 500 characters (what `enqueue` runs per kept message).
 
-The stores are filled with `Store.add` and the offline embedding (the write path's decision is not measured here).
+The stores are filled with `Store.write_records` and the offline embedding (the write path's decision is not measured
+here).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             mems = memory_bank(size)
             for start in range(0, size, 500):
                 chunk = mems[start:start + 500]
-                store.add(chunk, store.embed([m.text for m in chunk]))
+                store.write_records(chunk, store.embed([m.text for m in chunk]))
             db = Path(tmp) / "automem" / "chroma" / "chroma.sqlite3"
             times = [timed(lambda m=m: store.forget([m.id])) for m in mems[:args.forgets]]
             out[f"forget_ms_{size}"] = {"p50": round(statistics.median(times), 1), "max": round(max(times), 1),
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Location(Path(tmp), "default"), Config())
         mems = memory_bank(1000)
-        store.add(mems, store.embed([m.text for m in mems]))
+        store.write_records(mems, store.embed([m.text for m in mems]))
 
         def writes(offset: int) -> list[float]:
             return [timed(lambda i=i: remember(store, [Candidate(memory_text(7, offset + i), wing="episodic",

@@ -6,8 +6,8 @@ cover what Chroma holds afterwards, and when it does not, does it know?
                                    [--json]
 
 Each round: a fresh root; `--writers` processes each add `--batches` batches of 256 memories (random vectors, the
-path `automem import` takes: Store.add, index first, then Chroma); `--kills` times a random writer is SIGKILLed at a
-random moment and a new one takes its place; every writer, and `--readers` long-lived readers, rebuild the index when
+path `automem import` takes: Store.write_records, index first, then Chroma); `--kills` times a random writer is
+SIGKILLed at a random moment and a new one takes its place; every writer, and `--readers` long-lived readers, rebuild the index when
 they find it stale (as drainers and the resident do). Then, before anything opens the store through automem, the
 checker reads Chroma's records and the index's rows directly, and prints per round: records in Chroma, rows in the
 index, how many Chroma records the index lacks ("missing") and whether the index called itself fresh all the same
@@ -54,7 +54,7 @@ def worker(root: str, writer: int, batches: int, seed: int) -> int:
         vecs = rng.normal(size=(BATCH, DIM)).astype("float32")
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         print(f"ADD {b}", flush=True)  # the parent aims its kills at the write that follows
-        store.add(mems, vecs.tolist())
+        store.write_records(mems, vecs.tolist())
         print(f"BATCH {b}", flush=True)
         store.ensure_index()  # a writer that also reads (a drainer, the resident): it rebuilds a stale index
     store.close()

@@ -1,7 +1,7 @@
 """`automem compact`: near-duplicates that raced in are merged as the write path would have; nothing else moves.
 
 "Raced in" is made here the way it happens across machines: each memory is stored without its writer seeing the
-other (Store.add directly, as the write path does after deciding "new" against a store that lacked the other).
+other (Store.write_records directly, as the write path does after deciding "new" against a store that lacked the other).
 Runs on both backends (the `store` fixture).
 """
 
@@ -26,7 +26,7 @@ def raced(store, *items: tuple[str, str, str, int]) -> list[str]:
     mems = [Memory(id=memory_id(profile, wing, text), text=text, wing=wing, profile=profile, room="auto-extract",
                    added_by="auto-extract", created_at=t, updated_at=t) for text, wing, profile, t in items]
     for m in mems:  # one write each, in this order: the order the server received them
-        store.add([m], store.embed([m.text]))
+        store.write_records([m], store.embed([m.text]))
     return [m.id for m in mems]
 
 
@@ -164,7 +164,7 @@ def test_compact_never_merges_across_people(store):
                    wing="user", profile="default", scope=scope, room="auto-extract", created_at=t, updated_at=t)
             for scope, t in (("user:telegram:1001", 1000), ("user:telegram:1002", 1001), ("", 1002))]
     for m in mems:
-        store.add([m], store.embed([m.text]))
+        store.write_records([m], store.embed([m.text]))
     report = compact(store, now=2000)
     assert report.merges == []
     assert {m.status for m in store.get([m.id for m in mems])} == {"active"}

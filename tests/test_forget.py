@@ -107,7 +107,7 @@ def test_forget_in_a_store_whose_vector_index_has_persisted(location):
     target = mems[1050]
     target.text = "the secret garden key hangs behind the blue door"
     for start in range(0, len(mems), 500):
-        store.add(mems[start:start + 500], vectors[start:start + 500])
+        store.write_records(mems[start:start + 500], vectors[start:start + 500])
     assert store.forget([target.id]) == [target.id]
     store.close()
     assert grep(location.root, target.text) == []
@@ -185,7 +185,7 @@ def test_memories_forgotten_by_an_older_automem_are_forgotten_properly_on_the_ne
     store = Store(location, Config())
     old = Memory(id="m_" + "a" * 24, text=FORGET, wing="user", profile="default", status="forgotten",
                  created_at=1, updated_at=2)
-    store.add([old], store.embed([old.text]))
+    store.write_records([old], store.embed([old.text]))
     [k] = remember(store, [Candidate(KEEP, wing="user")])
     assert store.forget([k.id]) == [k.id]
     store.close()

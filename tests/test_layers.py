@@ -1,6 +1,6 @@
 """The package's layers, checked: every import inside `automem/` points down.
 
-    cli / dashboard  ->  hermes / ops  ->  extract  ->  core  ->  config / log  ->  text / paths / errors
+    cli / dashboard  ->  api  ->  hermes / ops  ->  extract  ->  core  ->  config / log  ->  text / paths / errors
 
 A module may import its own layer's package (core modules import each other) or any layer below it; never a layer
 above, and never a sibling at the same height (hermes and ops do not import each other). Imports inside functions
@@ -22,12 +22,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "automem"
 
 # group -> height. A group is a sub-package (core, extract, ...) or a top-level module (cli, config, ...).
 HEIGHT = {
-    "text": 0, "paths": 0, "errors": 0,
+    "text": 0, "paths": 0, "errors": 0, "version": 0,
     "config": 1, "log": 1,
     "core": 2,
     "extract": 3,
     "hermes": 4, "ops": 4,
-    "cli": 5, "dashboard": 5,  # the dashboard's Memory tab: beside the CLI, over the same functions
+    "api": 5,  # automem.Memories, the public Python API: what the CLI and the dashboard call
+    "cli": 6, "dashboard": 6,  # the dashboard's Memory tab: beside the CLI, over the same functions
 }
 FACADE = {"__init__", "__main__"}  # `import automem` (lazy re-exports) and `python -m automem`
 

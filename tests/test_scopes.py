@@ -93,7 +93,7 @@ def test_only_the_owners_active_instructions_can_be_shared_and_each_is_checked_f
     # a way of working with personal data in it, stored before the write path refused phone numbers
     personal = Memory(id="m_" + "7" * 24, text="Send invoices to the accountant Li Wei at 13812345678",
                       wing="instruction", profile="default", room="cli", created_at=1, updated_at=1)
-    store.add([personal], store.embed([personal.text]))
+    store.write_records([personal], store.embed([personal.text]))
     result = share(store, [mine.id, persona.id, bobs.id, personal.id, "m_missing"])
     assert result.changed == [mine.id]
     assert set(result.refused) == {persona.id, bobs.id, personal.id, "m_missing"}

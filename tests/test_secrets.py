@@ -335,7 +335,7 @@ def test_an_export_redacts_a_secret_an_older_automem_stored(root, tmp_path, caps
     store = Store(Location(root, "default"), Config())
     legacy = Memory(id="m_" + "b" * 24, text=SECRETS[0]["text"], wing="user", profile="default", created_at=1,
                     updated_at=1)
-    store.add([legacy], store.embed([legacy.text]))
+    store.write_records([legacy], store.embed([legacy.text]))
     store.close()
     out = tmp_path / "export.jsonl"
     assert main(["export", str(out), "--hermes-home", str(root)]) == 0

@@ -118,8 +118,8 @@ def test_the_collection_carries_our_embedding_function_and_adds_carry_vectors(lo
 
 
 def test_chroma_add_keeps_an_existing_record_which_the_store_relies_on(store):
-    # Store.add sends ids that were absent a moment ago through `add`: if another machine stored the same id in
-    # between, its record must stay whole. This is the Chroma behaviour that makes that true, on both backends.
+    # Store.write_records sends ids that were absent a moment ago through Chroma's `add`: if another machine stored the
+    # same id in between, its record must stay whole. This is the Chroma behaviour that makes that true, on both backends.
     vec = store.embed(["a fact stored first"])[0]
     store.collection.add(ids=["m_x"], documents=["a fact stored first"], embeddings=[vec],
                          metadatas=[{"job": "first", "created_at": 1}])
@@ -158,18 +158,18 @@ RACER = textwrap.dedent("""
     from automem.core.write_path import Candidate, remember
     root, go, job, texts = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
     state = {{"round": 0}}
-    real_add = Store.add
+    real_write = Store.write_records
 
-    def add(self, memories, embeddings):
+    def write_records(self, memories, embeddings):
         # Both writers have decided before either writes: the interleaving two machines without a shared lock
         # can always produce, forced here so the test does not depend on the scheduler.
         open(f"{{go}}{{state['round']}}.decided.{{job}}", "w").close()
         deadline = time.time() + 30
         while len(glob.glob(f"{{go}}{{state['round']}}.decided.*")) < 2 and time.time() < deadline:
             time.sleep(0.001)
-        return real_add(self, memories, embeddings)
+        return real_write(self, memories, embeddings)
 
-    Store.add = add
+    Store.write_records = write_records
     s = Store(Location.resolve(root))
     s.embed(["warm up"]); s.count()
     print("READY", flush=True)

@@ -67,7 +67,7 @@ def legacy_root(root):
     store = Store(Location(root, "default"), Config())
     legacy = [Memory(id=f"m_{n:024x}", text=raw, wing="user", profile="default", created_at=1, updated_at=1)
               for n, (raw, _) in enumerate(HOSTILE[:8])]
-    store.add(legacy, store.embed([m.text for m in legacy]))
+    store.write_records(legacy, store.embed([m.text for m in legacy]))
     store.close()
     return root
 

@@ -1,13 +1,13 @@
 """What a person does to memories by hand, by id: pin, unpin and forget, with the checks every caller shares (the
 CLI's `pin` / `unpin` / `forget`, the dashboard's Memory tab). Plain functions over a Store; a refusal is a
-UsageError with one line that says why.
+UsageError with one line that says why (NotFound for an unknown id).
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from ..errors import UsageError
+from ..errors import NotFound, UsageError
 from .memory import HELD, OWNER, Memory
 
 PINNABLE_WINGS = ("user", "instruction")  # only these enter the system-prompt block
@@ -20,7 +20,7 @@ def resolve_own(store, ids: Sequence[str], profile: str, scope: str, verb: str) 
     found = {m.id: m for m in store.get(ids)}
     missing = [i for i in ids if i not in found or found[i].status == "forgotten"]
     if missing:
-        raise UsageError(f"no memory with id {', '.join(missing)} (see `automem list`)")
+        raise NotFound(f"no memory with id {', '.join(missing)} (see `automem list`)")
     held = [i for i in ids if found[i].status == HELD]
     if held:
         raise UsageError(f"{', '.join(held)} {'is' if len(held) == 1 else 'are'} held for review, not stored yet "
@@ -64,7 +64,7 @@ def forget_ids(store, ids: Sequence[str], scope: str | None = None, who: str = "
     tombstoned = {t["id"] for t in store.tombstones()} if len(found) < len(ids) else set()
     missing = [i for i in ids if i not in found and i not in tombstoned]
     if missing:
-        raise UsageError(f"no memory with id {', '.join(missing)} (see `automem list --all`)")
+        raise NotFound(f"no memory with id {', '.join(missing)} (see `automem list --all`)")
     if scope is not None:
         others = [i for i in ids if i in found and found[i].scope != scope]
         if others:

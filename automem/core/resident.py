@@ -32,10 +32,10 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from .. import __version__
 from ..config import Config, load_config
 from ..log import log_event
 from ..paths import Location, profile_name_problem
+from ..version import __version__
 from .embeddings import SINGLE_THREAD_ENV
 from .resident_client import SPAWN_INTERVAL_S, SPAWN_STAMP, _peer_uid, ask, config_fingerprint, enabled, socket_path
 

@@ -27,10 +27,10 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from .. import __version__
 from ..config import Config
 from ..log import log_event
 from ..paths import PACKAGE_PARENT, Location
+from ..version import __version__
 from .embeddings import SINGLE_THREAD_ENV
 
 SOCKET_NAME = "resident.sock"

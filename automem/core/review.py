@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..errors import UsageError
+from ..errors import NotFound, UsageError
 from ..log import log_event
 from .instructions import injection_reason
 from .memory import HELD, HELD_FEATURES, HELD_IN_USER_WORDS, HELD_KEYS, Memory
@@ -48,7 +48,7 @@ def _held(store, ids: Sequence[str], verb: str) -> list[Memory]:
     found = {m.id: m for m in store.get(ids)}
     missing = [i for i in ids if i not in found]
     if missing:
-        raise UsageError(f"no memory held for review with id {', '.join(missing)} (see `automem review`)")
+        raise NotFound(f"no memory held for review with id {', '.join(missing)} (see `automem review`)")
     other = [i for i in ids if found[i].status != HELD]
     if other:
         raise UsageError(f"{', '.join(other)} {'is' if len(other) == 1 else 'are'} not held for review (`automem "

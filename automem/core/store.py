@@ -599,7 +599,10 @@ class Store(Forgetting):
             raise StoreError(f"{what} failed: {self._explain(exc)}") from None
 
     # -- writes (callers hold `lock()`; the write path is the only caller for new memories) -----------------
-    def add(self, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]]) -> None:
+    def write_records(self, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]]) -> None:
+        """Write records exactly as given: no duplicate / update decision, no secret check, no screening. Internal:
+        its callers are the write path (after deciding) and import (after checking each line). To add a memory,
+        use `automem.Memories.remember` (or `automem.core.write_path.remember`)."""
         if not memories:
             return
         with self.lock():
@@ -688,7 +691,7 @@ class Store(Forgetting):
         chunks = [list(memories[start:start + batch]) for start in range(0, len(memories), batch)]
         total = 0
         for chunk, vectors in zip(chunks, embed_chunks([[m.text for m in c] for c in chunks], self.config)):
-            self.add(chunk, vectors)
+            self.write_records(chunk, vectors)
             total += len(chunk)
         return total
 

@@ -413,7 +413,7 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
             out.append(decision("new", mem.id, verdict.reason))
 
     if adds:
-        store.add([m for m, _ in adds.values()], [v for _, v in adds.values()])
+        store.write_records([m for m, _ in adds.values()], [v for _, v in adds.values()])
     if dirty:
         store.update_metadata([changed[i] for i in dirty])
     if settled:

@@ -1,9 +1,9 @@
 """The Memory tab's one way into automem: every function the tab's backend calls on memories, the spool and the
-log lives here, each a thin call to the public function the CLI uses (`Store.recall` as `automem search`, the
-recall index's rows as `automem list`, `automem.core.curation` as `pin` / `unpin` / `forget`, the spool as
-`automem stats` and `drain --retry-dead`). When the typed API (`automem.Memories`) and issue 30's `show` / `edit`
-/ history arrive, this file is the one that changes; until then their parts of the answer say "not recorded" (see
-CAPABILITIES).
+log lives here, each a thin call to what the CLI uses: the Python API (`automem.api.Memories`, over this process's
+one Store) for a memory's detail, pin / unpin, forget and the review of held memories; `Store.recall` as `automem
+search`; the recall index's rows as `automem list` (a page costs the same at 100,000 memories); the spool as
+`automem stats` and `drain --retry-dead`. When issue 30's `edit` / history arrive, this file is the one that
+changes; until then their parts of the answer say "not recorded" (see CAPABILITIES).
 
 One Store per process: two Chroma clients on one folder in one process share Chroma's cached system, so neither
 would see other processes' writes after a reopen, and `forget` (which closes its client to VACUUM) could not close
@@ -20,9 +20,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from .. import errors
+from ..api import Memories, MemoryView
 from ..config import load_config
-from ..core import curation, index, review
-from ..core.memory import CATEGORY_OF_WING, OWNER, Memory
+from ..core import index
+from ..core.memory import CATEGORY_OF_WING, METADATA_KEYS, OWNER
 from ..core.store import Store
 from ..errors import UsageError
 from ..extract.spool import dead_jobs, pending_jobs, revive_dead
@@ -123,6 +125,15 @@ def row_of(item: Any, status: str = "active") -> dict:
             "room": item.room or "", "restated": int(item.restated or 0)}
 
 
+def view_row(v: MemoryView) -> dict:
+    """A list row from the API's view of a memory."""
+    rec = v.to_json()
+    return {"id": v.id, "text": _shown(v.text), "category": v.category, "wing": rec.get("wing", ""),
+            "profile": v.profile, "scope": v.scope or OWNER, "pinned": v.pinned, "status": v.status,
+            "created_at": v.created_at, "updated_at": v.updated_at, "room": rec.get("room") or "",
+            "restated": v.restated}
+
+
 def tombstone_row(t: dict) -> dict:
     """A forgotten memory: its id and where it was, never its words."""
     wing = t.get("wing", "")
@@ -179,66 +190,48 @@ def overview(store: Store, view: View) -> dict:
             "capabilities": dict(CAPABILITIES)}
 
 
-def _chain(store: Store, m: Memory) -> dict:
-    """What `m` replaced (the memories whose `superseded_by` names it, and theirs, back along the chain) and what
-    replaced it (forward along `superseded_by`), from the records' own links."""
-    replaced: list[dict] = []
-    frontier = [m.id]
-    seen = {m.id}
-    for _ in range(MAX_CHAIN):
-        if not frontier:
-            break
-        older = [o for o in store.iter_records(where={"superseded_by": {"$in": frontier}} if len(frontier) > 1
-                                               else {"superseded_by": frontier[0]}) if o.id not in seen]
-        older.sort(key=lambda o: (o.updated_at or o.created_at, o.id), reverse=True)
-        replaced += [row_of(o) for o in older]
-        seen.update(o.id for o in older)
-        frontier = [o.id for o in older]
-    replaced_by: list[dict] = []
-    nxt = m.superseded_by
-    while nxt and nxt not in seen and len(replaced_by) < MAX_CHAIN:
-        seen.add(nxt)
-        found = store.get([nxt])
-        if not found:
-            replaced_by.append({"id": nxt, "text": None, "status": "forgotten"})
-            break
-        replaced_by.append(row_of(found[0]))
-        nxt = found[0].superseded_by
-    return {"replaced": replaced, "replaced_by": replaced_by}
+def _api(store: Store, scope: str | None = None) -> Memories:
+    """The Python API over this process's Store: the owner's (scope None), or speaking for a view's scope."""
+    return Memories._over(store.location, lambda: store.config, lambda: store, scope=scope or None, by="dashboard")
 
 
 def memory_detail(store: Store, memory_id: str) -> dict:
-    """One memory with its provenance and its chain, as far as the store records them (the owner's view: any
-    memory of the root, like `automem list --all-profiles --all-users`). NotFound for an unknown id."""
-    found = store.get([memory_id])
-    if not found:
+    """One memory with its provenance and its chain (`Memories.show` as the owner: any memory of the root, like
+    `automem list --all-profiles --all-users`). NotFound for an unknown id."""
+    try:
+        v = _api(store).show(memory_id)
+    except errors.NotFound:
         tomb = next((t for t in store.tombstones() if t["id"] == memory_id), None)
         if tomb is None:
-            raise NotFound(f"no memory with id {memory_id}")
+            raise NotFound(f"no memory with id {memory_id}") from None
         return {"memory": tombstone_row(tomb), "provenance": None, "history": None, "capabilities": dict(CAPABILITIES)}
-    m = found[0]
+    rec = v.to_json()
     provenance = {
-        "session_id": m.session_id or None, "task_id": m.task_id or None, "job": m.job or None,
-        "origin": m.room or None, "added_by": m.added_by or None,
-        "who": "owner" if m.scope == OWNER else m.scope,
-        "created_at": int(m.created_at or 0), "updated_at": int(m.updated_at or 0), "restated": int(m.restated or 0),
+        "session_id": v.session_id, "task_id": v.task_id, "job": v.job, "origin": rec.get("room") or None,
+        "added_by": v.added_by or None, "who": "owner" if v.scope == OWNER else v.scope,
+        "created_at": v.created_at, "updated_at": v.updated_at, "restated": v.restated,
         "excerpt": None,  # issue 30: the words it was learned from ("not recorded" until then)
-        "other": {k: v for k, v in sorted(m.extra.items()) if isinstance(v, (str, int, float, bool))},
+        "other": {k: x for k, x in sorted(rec.items())
+                  if k not in METADATA_KEYS and k not in ("id", "text") and isinstance(x, (str, int, float, bool))},
     }
-    history = {**_chain(store, m), "events": None}  # issue 30: history events ("not recorded" until then)
-    return {"memory": {**row_of(m), "superseded_by": m.superseded_by or None}, "provenance": provenance,
+    replaced_by = [view_row(s.memory) if s.memory is not None else {"id": s.id, "text": None, "status": "forgotten"}
+                   for s in v.replaced_by]
+    history = {"replaced": [view_row(s.memory) for s in v.replaced if s.memory is not None],
+               "replaced_by": replaced_by, "events": None}  # issue 30: history events ("not recorded" until then)
+    return {"memory": {**view_row(v), "superseded_by": v.superseded_by}, "provenance": provenance,
             "history": history, "capabilities": dict(CAPABILITIES)}
 
 
 # -- changes (the CLI's own functions) --------------------------------------------------------------------------
 def set_pinned(store: Store, memory_id: str, view: View, value: bool) -> dict:
-    mems, changed = curation.set_pinned(store, [memory_id], view.profile, view.scope or OWNER, value)
-    return {"id": memory_id, "pinned": value, "changed": memory_id in changed}
+    api = _api(store, view.scope).with_profile(view.profile)
+    [done] = (api.pin if value else api.unpin)(memory_id)
+    return {"id": memory_id, "pinned": value, "changed": done.changed}
 
 
 def forget(store: Store, memory_id: str) -> dict:
     """`automem forget ID`: every copy goes (the owner's dashboard forgets any memory, as the CLI without --user)."""
-    changed = curation.forget_ids(store, [memory_id])
+    changed = _api(store).forget(memory_id)
     return {"id": memory_id, "status": "forgotten", "changed": bool(changed.get(memory_id))}
 
 
@@ -246,22 +239,23 @@ def forget(store: Store, memory_id: str) -> dict:
 def held_items(store: Store, view: View) -> dict:
     """The memories held for review of the view's profile (and scope; every scope when it is None), newest first,
     each with why it was held (features, never words)."""
-    items = review.held_memories(store, profile=view.profile, scope=view.scope)
-    return {"items": [{**row_of(m), "reason": review.held_reason(m), "session_id": m.session_id or None,
-                       "task_id": m.task_id or None} for m in items], "total": len(items)}
+    api = _api(store, view.scope).with_profile(view.profile)
+    items = api.review(all_users=view.scope is None)
+    return {"items": [{**view_row(m), "reason": m.reason, "session_id": m.session_id, "task_id": m.task_id}
+                      for m in items], "total": len(items)}
 
 
 def accept_held(store: Store, memory_id: str) -> dict:
     """`automem review --accept ID`: stored through the write path as a normal memory (rules only: a page must not
     wait on an LLM judge)."""
-    [d] = review.accept(store, [memory_id], by="dashboard")
+    [d] = _api(store).accept_held(memory_id, judge=False)
     return {"accepted": memory_id, "decision": d.action, "id": d.id or d.matched_id, "reason": d.reason,
-            "category": CATEGORY_OF_WING.get(d.wing, d.wing)}
+            "category": d.category}
 
 
 def reject_held(store: Store, memory_id: str) -> dict:
     """`automem review --reject ID`: forgotten for good."""
-    changed = review.reject(store, [memory_id], by="dashboard")
+    changed = _api(store).reject_held(memory_id)
     return {"id": memory_id, "status": "forgotten", "changed": bool(changed.get(memory_id))}
 
 

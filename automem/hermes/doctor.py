@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import yaml
 
-from .. import __version__
 from ..errors import AutomemError, UsageError
 from ..paths import Location
+from ..version import __version__
 from . import yaml_edit as Y
 from .hermes_python import find_hermes, install_spec, interpreter_of, pip_command, probe_import
 from .plugin_files import PLUGIN_NAME, Sources, find_sources, installed_profiles, tab_dir, tree_digest

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .. import __version__
+from ..version import __version__
 from .plugin_files import PACKAGE_DIR, PLUGIN_NAME, Sources
 
 IMPORT_PROBE = "import json, automem; print(json.dumps({'version': automem.__version__, 'file': automem.__file__}))"

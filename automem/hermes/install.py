@@ -23,9 +23,9 @@ from pathlib import Path
 
 import yaml
 
-from .. import __version__
 from ..errors import AutomemError, UsageError
 from ..paths import Location, profile_name_problem, resolve_root_and_profile
+from ..version import __version__
 from .doctor import doctor
 from .hermes_python import ensure_interpreter, find_hermes
 from .plugin_files import PLUGIN_NAME, Sources, copy_tree, find_sources, list_profiles

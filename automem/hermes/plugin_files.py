@@ -15,9 +15,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import __version__
 from ..errors import UsageError
 from ..paths import PACKAGE_PARENT, Location
+from ..version import __version__
 
 PLUGIN_NAME = "automem"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".DS_Store")

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .. import __version__
 from ..config import BACKENDS, USER_SCOPES, WINGS, ZHIPU_BASE_URL, check_settings, load_config, read_dotenv
 from ..errors import AutomemError
 from ..paths import Location
+from ..version import __version__
 from . import yaml_edit as Y
 from .hermes_python import find_hermes
 from .install import install_profile
