@@ -7,8 +7,8 @@ cover what Chroma holds afterwards, and when it does not, does it know?
 
 Each round: a fresh root; `--writers` processes each add `--batches` batches of 256 memories (random vectors, the
 path `automem import` takes: Store.write_records, index first, then Chroma); `--kills` times a random writer is
-SIGKILLed at a random moment and a new one takes its place; every writer, and `--readers` long-lived readers, rebuild the index when
-they find it stale (as drainers and the resident do). Then, before anything opens the store through automem, the
+SIGKILLed at a random moment and a new one takes its place; every writer, and `--readers` long-lived readers,
+rebuild the index when they find it stale (as drainers and the resident do). Then, before anything opens the store through automem, the
 checker reads Chroma's records and the index's rows directly, and prints per round: records in Chroma, rows in the
 index, how many Chroma records the index lacks ("missing") and whether the index called itself fresh all the same
 ("silent"). Then a reader opens the store the way recall does (`Store.ensure_index`) and the check is made again

@@ -118,8 +118,8 @@ def test_the_collection_carries_our_embedding_function_and_adds_carry_vectors(lo
 
 
 def test_chroma_add_keeps_an_existing_record_which_the_store_relies_on(store):
-    # Store.write_records sends ids that were absent a moment ago through Chroma's `add`: if another machine stored the
-    # same id in between, its record must stay whole. This is the Chroma behaviour that makes that true, on both backends.
+    # Store.write_records sends ids that were absent a moment ago through Chroma's `add`: if another machine stored
+    # the same id in between, its record must stay whole. This is the Chroma behaviour that makes that true, on both backends.
     vec = store.embed(["a fact stored first"])[0]
     store.collection.add(ids=["m_x"], documents=["a fact stored first"], embeddings=[vec],
                          metadatas=[{"job": "first", "created_at": 1}])
