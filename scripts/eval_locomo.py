@@ -24,7 +24,8 @@ same texts. Evidence strings are split on ';' / ',' / spaces ("D8:6; D9:17") and
 
 Splits: `tune` = conversations 26, 30, 41; `held-out` = 42, 43; `all` (default) prints tune, held-out and all.
 
-    python scripts/eval_locomo.py /work/shared/benchmarks/locomo [--split all|tune|held-out] [--json] [--misses N]
+    python -m scripts.eval_locomo /work/shared/benchmarks/locomo [--split all|tune|held-out] [--json]
+                                  [--misses N]
 
 A missing or unreadable file, or one not in LoCoMo's format, is a one-line error and exit 2.
 """
@@ -33,21 +34,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sqlite3
-import statistics
 import sys
-import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-sys.path.insert(1, str(Path(__file__).resolve().parent))  # its sibling scripts
-from revision import commit  # noqa: E402
+from scripts.harness import commit, measured_at, percentile, print_json, temp_root
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 SPLITS = {"tune": ("26", "30", "41"), "held-out": ("42", "43")}
@@ -247,7 +241,7 @@ def run(convs: list[dict], k: int = 5) -> dict:
         bm25.add(c["name"], [(t["text"], t["id"]) for t in c["turns"]])
     rows = []
     latency = {m: [] for m in METHODS}
-    with tempfile.TemporaryDirectory(prefix="automem-locomo-") as tmp:
+    with temp_root(prefix="automem-locomo-") as tmp:
         store = open_store(Location.resolve(hermes_home=tmp), Config())
         try:
             started = time.perf_counter()
@@ -310,9 +304,10 @@ def groups(rows: list[dict], convs: list[dict], split: str) -> dict[str, list[di
 
 def print_table(result: dict, table: dict[str, dict], convs: list[dict], k: int) -> None:
     cols = [*CATEGORIES.values(), "overall"]
-    print(f"LoCoMo evidence recall@{k}, categories 1-4, commit {result['commit']}")
+    print(f"LoCoMo evidence recall@{k}, categories 1-4, commit {result['commit']}, {measured_at()}")
     print(f"conversations: {', '.join(c['name'] for c in convs)}; {result['turns']} turns stored "
-          f"({result['truncated']} over {result['max_chars']} chars, {'cut' if not CHUNK else 'split into parts'}), {result['questions']} questions "
+          f"({result['truncated']} over {result['max_chars']} chars, {'cut' if not CHUNK else 'split into parts'}), "
+          f"{result['questions']} questions "
           f"({result['unanswerable']} left out: no evidence turn found)")
     print(f"load: import_memories {result['load_s']:.1f} s ({result['turns'] / max(result['load_s'], 1e-9):.0f} "
           f"memories/s); per-question median latency: " +
@@ -392,8 +387,8 @@ def main(argv: list[str] | None = None) -> int:
         "truncated": sum(c["truncated"] for c in convs), "max_chars": limit,
         "questions": len(rows), "unanswerable": sum(c["unanswerable"] for c in convs),
         "load_s": round(res["load_s"], 2),
-        "latency_ms": {m: {"p50": round(statistics.median(v), 2) if v else 0.0,
-                           "p95": round(sorted(v)[int(0.95 * (len(v) - 1))], 2) if v else 0.0}
+        "latency_ms": {m: {"p50": round(percentile(v, 50), 2) if v else 0.0,
+                           "p95": round(percentile(v, 95), 2) if v else 0.0}
                        for m, v in res["latency"].items()},
         "table": table,
     }
@@ -402,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
             result["misses"] = [{k: r[k] for k in ("conv", "question", "category", "evidence", "automem",
                                                    "vectors_hit", "bm25_hit")}
                                 for r in rows if not r["automem_hit"]][:args.misses]
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print_json(result, ensure_ascii=False, indent=2)
     else:
         print_table(result, table, convs, args.k)
         if args.misses:

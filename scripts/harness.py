@@ -6,6 +6,8 @@
   detached drainer) is stopped before the folder goes (`stop_processes_under`, `stop_residents`);
 - child processes: `python_m` (a script or module as `python -m`), `child_env` (this checkout on PYTHONPATH, the
   caller's AUTOMEM_* settings left out), `run_child` (wall time, peak RSS and CPU of that child alone);
+  `child_env`, `stop_processes_under` and `cpu_seconds` live in tests/support/processes.py, which tests use too
+  (a test never imports a script);
 - timing and figures: `Stopwatch`, `time_ms`, `percentile`, `describe`, `median_interval`;
 - memory: `peak_rss_mb`, `rss_mb`, `cpu_seconds`.
 
@@ -31,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.processes import cpu_seconds, processes_naming, residents_of, stop
+from tests.support.processes import child_env, cpu_seconds, residents_of, stop, stop_processes_under
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"
@@ -75,14 +77,6 @@ def print_json(result: dict, **dumps: object) -> None:
 
 
 # -- temporary roots and what runs under them ----------------------------------------------------------------------
-def stop_processes_under(root: Path | str) -> list[tuple[int, str]]:
-    """Stop (TERM, then KILL) every other process whose command line or environment names `root` (a resident, a
-    drainer, a worker); returns (pid, command line) of what it found."""
-    found = processes_naming(root)
-    stop(pid for pid, _ in found)
-    return found
-
-
 def stop_residents(root: Path | str) -> list[int]:
     """Stop the resident recall processes serving `root` (automem.core.resident); returns their pids."""
     pids = residents_of(root)
@@ -107,22 +101,6 @@ def python_m(module: str, *args: str) -> list[str]:
     """The command line of `python -m module args` with this interpreter (run it with `cwd=REPO` or a
     `child_env()`, so that `scripts` and `tests` import from this checkout)."""
     return [sys.executable, "-m", module, *args]
-
-
-def child_env(root: Path | str | None = None, *, home: Path | str | None = None, clean: bool = True,
-              **overrides: str) -> dict[str, str]:
-    """The environment of a child process: this checkout first on PYTHONPATH (so it imports this automem, and
-    `scripts` / `tests`), HERMES_HOME = `root` and HOME = `home` when given, then `overrides`. `clean` leaves out
-    the caller's AUTOMEM_* settings and GLM_API_KEY (a figure must not depend on the shell it ran in)."""
-    env = {k: v for k, v in os.environ.items()
-           if not (clean and (k.startswith("AUTOMEM_") or k == "GLM_API_KEY"))}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
-    if root is not None:
-        env["HERMES_HOME"] = str(root)
-    if home is not None:
-        env["HOME"] = str(home)
-    env.update(overrides)
-    return env
 
 
 @dataclass

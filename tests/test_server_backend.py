@@ -276,9 +276,8 @@ def test_doctor_command_runs_the_server_checks(capsys, root, chroma_server, db):
 @pytest.mark.slow
 def test_stress_four_writers_lose_nothing_and_racing_copies_collapse(chroma_server):
     t0 = time.time()
-    out = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "stress_server.py"), "--url",
-                          chroma_server.url, "--procs", "4", "--per-proc", "200", "--json"],
-                         capture_output=True, text=True, timeout=1800)
+    out = subprocess.run([sys.executable, "-m", "scripts.stress_server", "--url", chroma_server.url, "--procs", "4",
+                          "--per-proc", "200", "--json"], capture_output=True, text=True, timeout=1800, cwd=REPO)
     assert out.stdout.strip(), out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     conc, same = result["concurrent"], result["same_fact"]
