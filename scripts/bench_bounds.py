@@ -63,11 +63,11 @@ def make_root(root: Path) -> Path:
     return root
 
 
-# The probes measure their own peak with the harness (VmHWM: this process's own peak; ru_maxrss would carry a
-# forking parent's over exec).
+# The probes measure their own peak (VmHWM: this process's own peak; ru_maxrss would carry a forking parent's over
+# exec) with scripts/probe.py, which imports nothing that would add to it.
 PREFETCH = textwrap.dedent("""
     import json, sys, time
-    from scripts.harness import peak_rss_mb as peak_mb
+    from scripts.probe import peak_rss_mb as peak_mb
     from automem.config import load_config
     from automem.core.recall import prefetch_block
     from automem.paths import Location
@@ -121,7 +121,7 @@ def bench_import(root: Path, folder: Path) -> list[dict]:
 
 YAML = textwrap.dedent("""
     import json, time
-    from scripts.harness import peak_rss_mb as peak_mb
+    from scripts.probe import peak_rss_mb as peak_mb
     from automem.config import load_config
     from automem.errors import ConfigError
     from automem.paths import Location

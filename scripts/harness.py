@@ -9,10 +9,10 @@
   `child_env`, `stop_processes_under` and `cpu_seconds` live in tests/support/processes.py, which tests use too
   (a test never imports a script);
 - timing and figures: `Stopwatch`, `time_ms`, `percentile`, `describe`, `median_interval`;
-- memory: `peak_rss_mb`, `rss_mb`, `cpu_seconds`.
+- memory: `peak_rss_mb`, `rss_mb` (scripts/probe.py, which a child probe imports alone so as not to weigh on
+  what it measures), `cpu_seconds`.
 
-Scripts run from the repository root as `python -m scripts.<name>`: nothing edits sys.path. A child probe started
-with `child_env()` may import this module too (`from scripts.harness import peak_rss_mb`).
+Scripts run from the repository root as `python -m scripts.<name>`: nothing edits sys.path.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import json
 import math
 import os
 import random
-import resource
 import shutil
 import statistics
 import subprocess
@@ -33,6 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from scripts.probe import peak_rss_mb, rss_mb
 from tests.support.processes import child_env, cpu_seconds, residents_of, stop, stop_processes_under
 
 REPO = Path(__file__).resolve().parent.parent
@@ -177,29 +177,3 @@ def median_interval(xs: Sequence[float], reps: int = 4000, seed: int = 0) -> tup
     rng = random.Random(seed)
     meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(reps))
     return round(meds[int(0.025 * reps)], 1), round(meds[int(0.975 * reps) - 1], 1)
-
-
-# -- memory ----------------------------------------------------------------------------------------------------------
-def _status_mb(pid: int | None, field: str) -> float | None:
-    try:
-        for line in Path(f"/proc/{pid or 'self'}/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def peak_rss_mb(pid: int | None = None) -> float:
-    """Peak resident memory (VmHWM) of `pid`, or of this process: its own peak (ru_maxrss would carry a forking
-    parent's over exec; it is the fallback where /proc is missing)."""
-    found = _status_mb(pid, "VmHWM")
-    if found is None and pid is None:
-        return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    return found if found is not None else math.nan
-
-
-def rss_mb(pid: int | None = None) -> float:
-    """Resident memory (VmRSS) of `pid`, or of this process, now."""
-    found = _status_mb(pid, "VmRSS")
-    return found if found is not None else math.nan

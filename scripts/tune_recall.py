@@ -115,6 +115,7 @@ def main(argv=None) -> int:
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--cache", metavar="FILE", help="keep the candidates in FILE (pickle) and reuse them next time")
     args = ap.parse_args(argv)
+    print(header("tune_recall"), flush=True)
     if args.cache and Path(args.cache).exists():
         with open(args.cache, "rb") as fh:
             loc, bank = pickle.load(fh)
@@ -136,7 +137,6 @@ def main(argv=None) -> int:
         results.append(r)
     results.sort(key=lambda r: r["objective"], reverse=True)
     shipped = shipped_setting()
-    print(header("tune_recall"))
     print(f"{'setting':<70} {'LoCoMo tune':>11} {'held-out':>9} {'bank@3 tune':>11} {'@1':>6} "
           + " ".join(f"{part + ' @3':>13}" for part in HELDOUT_BANKS))
     for r in [next(x for x in results if x["p"] == shipped), *results[:args.top]]:

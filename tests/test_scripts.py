@@ -104,7 +104,8 @@ def test_no_script_edits_sys_path(path):
         f"{path.name} edits sys.path: run it as `python -m scripts.{path.stem}` from the repository root instead"
 
 
-@pytest.mark.parametrize("path", [p for p in SCRIPTS if p.stem not in ("__init__", "harness")], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in SCRIPTS if p.stem not in ("__init__", "harness", "probe")],
+                         ids=lambda p: p.name)
 def test_every_script_measures_through_the_harness(path):
     assert uses_harness(path.read_text(encoding="utf-8")), f"{path.name} does not import scripts.harness"
 
