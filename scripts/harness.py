@@ -22,10 +22,12 @@ import math
 import os
 import random
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -84,16 +86,32 @@ def stop_residents(root: Path | str) -> list[int]:
     return pids
 
 
+def _exit_on_sigterm() -> object | None:
+    """Make SIGTERM (`kill PID`) end the script through its `finally` blocks, so the temporary roots still go;
+    returns the handler to put back, or None when another one was set already (or this is not the main thread)."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None
+
+    def _exit(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    return signal.signal(signal.SIGTERM, _exit)
+
+
 @contextmanager
 def temp_root(prefix: str = "automem-bench-") -> Iterator[Path]:
-    """A temporary folder for Hermes roots (never ~/.hermes). On the way out, whatever still runs under it is
-    stopped, then it is removed."""
+    """A temporary folder for Hermes roots (never ~/.hermes). On the way out, also when the script is stopped with
+    SIGTERM or Ctrl-C, whatever still runs under it is stopped, then it is removed."""
     path = Path(tempfile.mkdtemp(prefix=prefix))
+    previous = _exit_on_sigterm()
     try:
         yield path
     finally:
         stop_processes_under(path)
         shutil.rmtree(path, ignore_errors=True)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 # -- child processes -----------------------------------------------------------------------------------------------
