@@ -17,9 +17,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
-from scripts.harness import header, percentile, print_json, temp_root, time_ms
+from scripts.harness import Stopwatch, header, percentile, print_json, temp_root, time_ms
 from scripts.stress_store import memory_bank, memory_text
 
 
@@ -74,10 +73,10 @@ def main(argv: list[str] | None = None) -> int:
               "Deploy with make release after the tests pass on port 8080, tag v2.3.1. ") * 6
     sample = sample[:500]
     n = 2000
-    t = time.perf_counter()
-    for _ in range(n):
-        redact_secrets(sample)
-    out["redact_us_per_500_chars"] = round((time.perf_counter() - t) / n * 1e6, 1)
+    with Stopwatch() as sw:
+        for _ in range(n):
+            redact_secrets(sample)
+    out["redact_us_per_500_chars"] = round(sw.s / n * 1e6, 1)
 
     if args.json:
         print_json(out)

@@ -218,9 +218,9 @@ def child_load(root: str, n: int, measure_embed: bool) -> dict:
     from automem.paths import Location
 
     out: dict = {}
-    t0 = time.perf_counter()
-    mems = synthetic(n)
-    out["generate_s"] = time.perf_counter() - t0
+    with Stopwatch() as sw:
+        mems = synthetic(n)
+    out["generate_s"] = sw.s
     if measure_embed:
         from automem.core.embeddings import embed
 

@@ -37,11 +37,10 @@ import json
 import re
 import sqlite3
 import sys
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from scripts.harness import commit, measured_at, percentile, print_json, temp_root
+from scripts.harness import Stopwatch, commit, measured_at, percentile, print_json, temp_root
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 SPLITS = {"tune": ("26", "30", "41"), "held-out": ("42", "43")}
@@ -244,23 +243,22 @@ def run(convs: list[dict], k: int = 5) -> dict:
     with temp_root(prefix="automem-locomo-") as tmp:
         store = open_store(Location.resolve(hermes_home=tmp), Config())
         try:
-            started = time.perf_counter()
-            stored = store.import_memories(memories)
-            load_s = time.perf_counter() - started
+            with Stopwatch() as load:
+                stored = store.import_memories(memories)
             count = store.count()
             store.recall("warm up", k=k, profile=convs[0]["name"])  # first-call costs (lexicon, caches) left out
             for c in convs:
                 for q in c["questions"]:
                     row = dict(q)
                     for method in METHODS:
-                        t0 = time.perf_counter()
-                        if method == "automem":
-                            found = [m.id for m, _ in store.recall(q["question"], k=k, profile=c["name"])]
-                        elif method == "vectors":
-                            found = [m.id for m, _ in store.search(q["question"], k=k, profile=c["name"])]
-                        else:
-                            found = bm25.search(c["name"], q["question"], k)
-                        latency[method].append((time.perf_counter() - t0) * 1000)
+                        with Stopwatch() as sw:
+                            if method == "automem":
+                                found = [m.id for m, _ in store.recall(q["question"], k=k, profile=c["name"])]
+                            elif method == "vectors":
+                                found = [m.id for m, _ in store.search(q["question"], k=k, profile=c["name"])]
+                            else:
+                                found = bm25.search(c["name"], q["question"], k)
+                        latency[method].append(sw.ms)
                         dias = [dia_of.get(i, i) for i in found]
                         row[method] = dias
                         row[f"{method}_hit"] = any(d in q["evidence"] for d in dias)
@@ -268,7 +266,7 @@ def run(convs: list[dict], k: int = 5) -> dict:
         finally:
             store.close()
     text_of = {t["dia_id"] + "\x1f" + c["name"]: t["text"] for c in convs for t in c["turns"]}
-    return {"rows": rows, "load_s": load_s, "stored": stored, "count": count, "latency": latency,
+    return {"rows": rows, "load_s": load.s, "stored": stored, "count": count, "latency": latency,
             "text_of": text_of}
 
 
