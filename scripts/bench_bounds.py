@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What hostile or careless input costs: prints figures (time, peak memory), asserts nothing.
 
-    python scripts/bench_bounds.py [--json] [--skip-prefetch] [--skip-import] [--skip-yaml]
+    python -m scripts.bench_bounds [--json] [--skip-prefetch] [--skip-import] [--skip-yaml]
 
 - prefetch of a pasted 1 MB message, in a fresh process per path: the start path (the recall index's keyword half,
   no store: what a fresh `hermes chat` runs) and a warm store (`Store.recall`, the model loaded: a long-lived
@@ -21,11 +21,11 @@ import math
 import os
 import subprocess
 import sys
-import tempfile
 import textwrap
-import time
+from pathlib import Path
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from scripts.harness import Stopwatch, child_env, header, print_json, temp_root
+
 SEED = ["The user's build server is called zephyr", "The user drinks green tea every morning",
         "项目统一使用Python 3.11", "The user's sister Anna lives in Lisbon"]
 GOOD = {"id": "m_" + "a" * 24, "text": "The user likes green tea", "wing": "user", "status": "active",
@@ -43,14 +43,14 @@ MALICIOUS = {
 }
 
 
-def child_env(root: str) -> dict:
-    env = dict(os.environ, HERMES_HOME=root, AUTOMEM_RESIDENT="false")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (REPO, env.get("PYTHONPATH", "")) if p)
-    return env
+def probe_env(root: Path) -> dict:
+    """A probe's environment: the root, no resident recall process, this checkout on PYTHONPATH."""
+    return child_env(root, clean=False, AUTOMEM_RESIDENT="false")
 
 
-def make_root() -> str:
-    root = tempfile.mkdtemp(prefix="automem-bench-bounds-")
+def make_root(root: Path) -> Path:
+    """A few memories in `root` (made), through the write path, with the recall index built."""
+    root.mkdir(parents=True, exist_ok=True)
     code = textwrap.dedent(f"""
         from automem.core.store import open_store
         from automem.core.write_path import Candidate, remember
@@ -59,24 +59,15 @@ def make_root() -> str:
         store.ensure_index()
         store.close()
     """)
-    subprocess.run([sys.executable, "-c", code], env=child_env(root), check=True, timeout=600)
+    subprocess.run([sys.executable, "-c", code], env=probe_env(root), check=True, timeout=600)
     return root
 
 
-PEAK = """
-def peak_mb():
-    # VmHWM: this process's own peak (ru_maxrss would carry a forking parent's over exec)
-    try:
-        for line in open("/proc/self/status"):
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-"""
-
-PREFETCH = PEAK + textwrap.dedent("""
-    import json, resource, sys, time
+# The probes measure their own peak (VmHWM: this process's own peak; ru_maxrss would carry a forking parent's over
+# exec) with scripts/probe.py, which imports nothing that would add to it.
+PREFETCH = textwrap.dedent("""
+    import json, sys, time
+    from scripts.probe import peak_rss_mb as peak_mb
     from automem.config import load_config
     from automem.core.recall import prefetch_block
     from automem.paths import Location
@@ -98,10 +89,10 @@ PREFETCH = PEAK + textwrap.dedent("""
 """)
 
 
-def bench_prefetch(root: str) -> list[dict]:
+def bench_prefetch(root: Path) -> list[dict]:
     out = []
     for path in ("start", "warm"):
-        proc = subprocess.run([sys.executable, "-c", PREFETCH, path], env=child_env(root), capture_output=True,
+        proc = subprocess.run([sys.executable, "-c", PREFETCH, path], env=probe_env(root), capture_output=True,
                               text=True, timeout=900)
         if proc.returncode != 0:
             out.append({"path": path, "error": proc.stderr.strip().splitlines()[-1:]})
@@ -110,28 +101,27 @@ def bench_prefetch(root: str) -> list[dict]:
     return out
 
 
-def bench_import(root: str) -> list[dict]:
+def bench_import(root: Path, folder: Path) -> list[dict]:
     out = []
-    folder = tempfile.mkdtemp(prefix="automem-bench-lines-")
     for name, change in MALICIOUS.items():
-        path = os.path.join(folder, "line.jsonl")
+        path = folder / "line.jsonl"
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(json.dumps({**GOOD, **change}) + "\n")
-        t = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "automem", "import", path], env=child_env(root),
-                              capture_output=True, text=True, timeout=900)
-        ms = (time.perf_counter() - t) * 1000
-        out.append({"line": name, "bytes": os.path.getsize(path), "exit": proc.returncode, "ms": round(ms, 1),
+        with Stopwatch() as sw:
+            proc = subprocess.run([sys.executable, "-m", "automem", "import", str(path)], env=probe_env(root),
+                                  capture_output=True, text=True, timeout=900)
+        out.append({"line": name, "bytes": os.path.getsize(path), "exit": proc.returncode, "ms": round(sw.ms, 1),
                     "message": (proc.stderr.strip().splitlines() or [""])[-1][:160]})
-    t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", "import automem.cli"], env=child_env(root), timeout=120)
-    out.append({"line": "(python start + import automem.cli, for reference)", "ms":
-                round((time.perf_counter() - t) * 1000, 1), "exit": proc.returncode})
+    with Stopwatch() as sw:
+        proc = subprocess.run([sys.executable, "-c", "import automem.cli"], env=probe_env(root), timeout=120)
+    out.append({"line": "(python start + import automem.cli, for reference)", "ms": round(sw.ms, 1),
+                "exit": proc.returncode})
     return out
 
 
-YAML = PEAK + textwrap.dedent("""
-    import json, resource, time
+YAML = textwrap.dedent("""
+    import json, time
+    from scripts.probe import peak_rss_mb as peak_mb
     from automem.config import load_config
     from automem.errors import ConfigError
     from automem.paths import Location
@@ -146,17 +136,16 @@ YAML = PEAK + textwrap.dedent("""
 """)
 
 
-def bench_yaml() -> dict:
-    root = tempfile.mkdtemp(prefix="automem-bench-yaml-")
+def bench_yaml(root: Path) -> dict:
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     prev = "a"
     for name in "bcdefghi":
         lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
         prev = name
     lines.append(f"automem:\n  owner_ids: *{prev}")
-    with open(os.path.join(root, "config.yaml"), "w", encoding="utf-8") as fh:
+    with open(root / "config.yaml", "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
-    proc = subprocess.run([sys.executable, "-c", YAML], env=child_env(root), capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-c", YAML], env=probe_env(root), capture_output=True, text=True,
                           timeout=900)
     if proc.returncode != 0:
         return {"error": proc.stderr.strip().splitlines()[-1:]}
@@ -171,16 +160,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-yaml", action="store_true")
     args = ap.parse_args(argv)
     result: dict = {}
-    root = make_root()
-    if not args.skip_prefetch:
-        result["prefetch_1mb"] = bench_prefetch(root)
-    if not args.skip_import:
-        result["import_malicious"] = bench_import(root)
-    if not args.skip_yaml:
-        result["yaml_alias_bomb"] = bench_yaml()
+    with temp_root(prefix="automem-bench-bounds-") as tmp:
+        root = make_root(tmp / "root")
+        if not args.skip_prefetch:
+            result["prefetch_1mb"] = bench_prefetch(root)
+        if not args.skip_import:
+            (tmp / "lines").mkdir()
+            result["import_malicious"] = bench_import(root, tmp / "lines")
+        if not args.skip_yaml:
+            (tmp / "yaml").mkdir()
+            result["yaml_alias_bomb"] = bench_yaml(tmp / "yaml")
     if args.json:
-        print(json.dumps(result, ensure_ascii=False))
+        print_json(result, ensure_ascii=False)
         return 0
+    print(header("bench_bounds"))
     for r in result.get("prefetch_1mb", []):
         print(f"prefetch of a {r.get('query_bytes', 0) / 1e6:.2f} MB message, {r['path']} path: "
               + (f"{r['ms']} ms, peak RSS {r['peak_rss_mb']} MB (peak before the call {r['rss_before_call_mb']} MB), "

@@ -2,7 +2,7 @@
 """The Memory tab's figures (printed, never asserted): list and search latency through its backend in a real
 `hermes dashboard`, at 10,000 and 100,000 memories, and the size of the page's bundle.
 
-For each size N, a fresh temporary Hermes root is filled with N synthetic memories (scripts/bench_scale.py's
+For each size N, a fresh temporary Hermes root is filled with N synthetic memories (`scripts.bench_scale`'s
 generator: English, Chinese and mixed, three profiles, 5..200 characters) through `Store.import_memories` in a
 child process; a fifth of the default profile's persona and instruction memories are pinned there. Then
 `automem install --no-pip` puts the tab in, `hermes dashboard --skip-build --port 0` starts (its own process
@@ -17,7 +17,7 @@ group, stopped by its id), and every request goes over HTTP with the session tok
 Targets (issue 31): list p95 <= 300 ms, search p95 <= 200 ms. Wall times on a shared machine move with whatever
 else runs; the figures are one run's.
 
-    python scripts/bench_dashboard.py [--sizes 10000,100000] [--keep .bench/dashboard] [--json]
+    python -m scripts.bench_dashboard [--sizes 10000,100000] [--keep .bench/dashboard] [--json]
 """
 
 from __future__ import annotations
@@ -30,25 +30,24 @@ import random
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-sys.path.insert(1, str(Path(__file__).resolve().parent))  # its sibling scripts
-from bench_scale import QUESTIONS, synthetic  # noqa: E402
-from revision import commit  # noqa: E402
+from scripts.bench_scale import QUESTIONS, synthetic
+from scripts.harness import (
+    REPO,
+    Stopwatch,
+    commit,
+    cpu_seconds,
+    measured_at,
+    percentile,
+    print_json,
+    python_m,
+    temp_root,
+)
 
 API = "/api/plugins/automem"
 BUNDLE = REPO / "hooks" / "automem" / "dashboard" / "dist"
-
-
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))] if s else float("nan")
 
 
 def child_fill(root: str, n: int) -> None:
@@ -63,20 +62,19 @@ def child_fill(root: str, n: int) -> None:
         if m.profile == "default" and m.wing in ("user", "instruction") and rnd.random() < 0.2:
             m.pinned = 1
     store = open_store(Location.resolve(hermes_home=root), Config())
-    t0 = time.perf_counter()
-    store.import_memories(mems)
-    print(json.dumps({"count": store.count(), "import_s": round(time.perf_counter() - t0, 1)}))
+    with Stopwatch() as sw:
+        store.import_memories(mems)
+    print(json.dumps({"count": store.count(), "import_s": round(sw.s, 1)}))
     store.close()
 
 
 def timed(dash, path: str, params: dict | None = None) -> float:
     url = path + ("?" + urlencode(params) if params else "")
-    t0 = time.perf_counter()
-    status, body = dash.get(url)
-    ms = (time.perf_counter() - t0) * 1000
+    with Stopwatch() as sw:
+        status, body = dash.get(url)
     if status != 200:
         raise SystemExit(f"GET {url}: HTTP {status}: {body}")
-    return ms
+    return sw.ms
 
 
 def filled_root(base: Path, n: int, keep: Path | None):
@@ -93,13 +91,13 @@ def filled_root(base: Path, n: int, keep: Path | None):
     if saved is not None and (saved / "fill.json").is_file():
         shutil.copytree(saved, root.root / "automem", dirs_exist_ok=True)
         return root, {**json.loads((saved / "fill.json").read_text()), "reused": str(saved)}
-    t0 = time.perf_counter()
-    res = subprocess.run([sys.executable, __file__, "--child", str(root.root), str(n)], capture_output=True,
-                         text=True, env=root.env())
+    with Stopwatch() as sw:
+        res = subprocess.run(python_m("scripts.bench_dashboard", "--child", str(root.root), str(n)),
+                             capture_output=True, text=True, env=root.env(), cwd=REPO)
     if res.returncode != 0:
         raise SystemExit(f"filling {n} memories failed:\n{res.stderr[-3000:]}")
     fill = json.loads(res.stdout.strip().splitlines()[-1])
-    fill["fill_s"] = round(time.perf_counter() - t0, 1)
+    fill["fill_s"] = round(sw.s, 1)
     if saved is not None:
         shutil.rmtree(saved, ignore_errors=True)
         shutil.copytree(root.root / "automem", saved, ignore=shutil.ignore_patterns("logs", "*.lock"))
@@ -110,8 +108,6 @@ def filled_root(base: Path, n: int, keep: Path | None):
 def cpu_ms(pid: int, work) -> tuple[list[float], float]:
     """(wall ms of each call, CPU ms the dashboard process spent per call): on a shared machine the CPU figure
     moves much less with the others' load than wall time does."""
-    from tests.support.processes import cpu_seconds
-
     before = cpu_seconds(pid)
     walls = work()
     return walls, (cpu_seconds(pid) - before) * 1000 / max(1, len(walls))
@@ -120,8 +116,8 @@ def cpu_ms(pid: int, work) -> tuple[list[float], float]:
 def measure(n: int, keep: Path | None) -> dict:
     from tests.support.dashboard import Dashboard
 
-    with tempfile.TemporaryDirectory(prefix="bench-dashboard-") as tmp:
-        root, fill = filled_root(Path(tmp), n, keep)
+    with temp_root(prefix="bench-dashboard-") as tmp:
+        root, fill = filled_root(tmp, n, keep)
         root.automem("install", "--no-pip").check()
         out: dict = {"n": n, "fill": fill}
         with Dashboard(root) as dash:
@@ -151,11 +147,12 @@ def measure(n: int, keep: Path | None) -> dict:
         out["load_average"] = [round(x, 1) for x in os.getloadavg()]  # the machine is shared: how busy it was
         out.update({
             "active_default_owner": total, "first_list_ms": round(first, 1), "first_search_ms": round(warm_search, 1),
-            "list_ms": {k: {"p50": round(pct(v, .5), 1), "p95": round(pct(v, .95), 1),
+            "list_ms": {k: {"p50": round(percentile(v, 50), 1), "p95": round(percentile(v, 95), 1),
                             "cpu_ms": round(list_cpu[k], 1)} for k, v in kinds.items()},
-            "list_all": {"p50": round(pct(every, .5), 1), "p95": round(pct(every, .95), 1), "n": len(every)},
-            "search": {"p50": round(pct(search, .5), 1), "p95": round(pct(search, .95), 1), "n": len(search),
-                       "cpu_ms": round(search_cpu, 1)},
+            "list_all": {"p50": round(percentile(every, 50), 1), "p95": round(percentile(every, 95), 1),
+                         "n": len(every)},
+            "search": {"p50": round(percentile(search, 50), 1), "p95": round(percentile(search, 95), 1),
+                       "n": len(search), "cpu_ms": round(search_cpu, 1)},
             "detail": {"median": round(statistics.median(detail), 1)},
             "overview": {"median": round(statistics.median(overview), 1)},
             "health": {"median": round(statistics.median(health), 1)},
@@ -188,9 +185,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['list_all']['p95']} ms, search p50/p95 {r['search']['p50']}/{r['search']['p95']} ms",
                   file=sys.stderr)
     if args.json:
-        print(json.dumps(results, ensure_ascii=False))
+        print_json(results, ensure_ascii=False)
         return 0
-    print(f"Memory tab figures, commit {results['commit']}")
+    print(f"Memory tab figures, commit {results['commit']}, {measured_at()}")
     for name, b in results["bundle"].items():
         print(f"  bundle {name}: {b['bytes']:,} bytes ({b['gzip']:,} gzipped)")
     cols = results["sizes"]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Forget and redaction benchmark: prints what forgetting costs and what the secret checks add.
 
-    python scripts/bench_forget.py [--sizes 1000,10000] [--forgets 5] [--json]
+    python -m scripts.bench_forget [--sizes 1000,10000] [--forgets 5] [--writes 30] [--json]
 
 - `forget` of one memory in an embedded store of each size (delete, tombstone, Chroma log purge + VACUUM,
   snapshot rewrite, log and spool scrub), with the size of chroma.sqlite3;
@@ -16,25 +16,11 @@ here).
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
 import sys
-import tempfile
-import time
-from pathlib import Path
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
-sys.path.insert(0, os.path.join(REPO, "scripts"))
-
-from stress_store import memory_bank, memory_text  # noqa: E402
-
-
-def timed(fn) -> float:
-    t = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t) * 1000
+from scripts.harness import Stopwatch, header, percentile, print_json, temp_root, time_ms
+from scripts.stress_store import memory_bank, memory_text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,26 +39,26 @@ def main(argv: list[str] | None = None) -> int:
 
     out: dict = {"load_average": [round(x, 2) for x in os.getloadavg()]}
     for size in [int(s) for s in args.sizes.split(",") if s]:
-        with tempfile.TemporaryDirectory() as tmp:
-            store = Store(Location(Path(tmp), "default"), Config())
+        with temp_root() as tmp:
+            store = Store(Location(tmp, "default"), Config())
             mems = memory_bank(size)
             for start in range(0, size, 500):
                 chunk = mems[start:start + 500]
                 store.write_records(chunk, store.embed([m.text for m in chunk]))
-            db = Path(tmp) / "automem" / "chroma" / "chroma.sqlite3"
-            times = [timed(lambda m=m: store.forget([m.id])) for m in mems[:args.forgets]]
-            out[f"forget_ms_{size}"] = {"p50": round(statistics.median(times), 1), "max": round(max(times), 1),
+            db = tmp / "automem" / "chroma" / "chroma.sqlite3"
+            times = [time_ms(store.forget, [m.id]) for m in mems[:args.forgets]]
+            out[f"forget_ms_{size}"] = {"p50": round(percentile(times, 50), 1), "max": round(max(times), 1),
                                         "chroma_sqlite3_mb": round(db.stat().st_size / 1e6, 1)}
             store.close()
 
-    with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Location(Path(tmp), "default"), Config())
+    with temp_root() as tmp:
+        store = Store(Location(tmp, "default"), Config())
         mems = memory_bank(1000)
         store.write_records(mems, store.embed([m.text for m in mems]))
 
         def writes(offset: int) -> list[float]:
-            return [timed(lambda i=i: remember(store, [Candidate(memory_text(7, offset + i), wing="episodic",
-                                                                 room="auto-extract")]))
+            return [time_ms(remember, store, [Candidate(memory_text(7, offset + i), wing="episodic",
+                                                        room="auto-extract")])
                     for i in range(args.writes)]
 
         writes(30_000)  # warm: the model, the client, the page cache
@@ -80,22 +66,23 @@ def main(argv: list[str] | None = None) -> int:
         store.forget([m.id for m in mems[:100]])
         writes(40_000)
         after = writes(20_000)
-        out["auto_write_ms_1000"] = {"no_tombstones_p50": round(statistics.median(before), 1),
-                                     "100_tombstones_p50": round(statistics.median(after), 1)}
+        out["auto_write_ms_1000"] = {"no_tombstones_p50": round(percentile(before, 50), 1),
+                                     "100_tombstones_p50": round(percentile(after, 50), 1)}
         store.close()
 
     sample = ("我习惯用vim编辑器，不要给我推荐nano。项目统一用Python 3.11，代码风格遵循PEP8。 "
               "Deploy with make release after the tests pass on port 8080, tag v2.3.1. ") * 6
     sample = sample[:500]
     n = 2000
-    t = time.perf_counter()
-    for _ in range(n):
-        redact_secrets(sample)
-    out["redact_us_per_500_chars"] = round((time.perf_counter() - t) / n * 1e6, 1)
+    with Stopwatch() as sw:
+        for _ in range(n):
+            redact_secrets(sample)
+    out["redact_us_per_500_chars"] = round(sw.s / n * 1e6, 1)
 
     if args.json:
-        print(json.dumps(out))
+        print_json(out)
     else:
+        print(header("bench_forget"))
         print(f"load average: {out['load_average']}")
         for key, value in out.items():
             if key != "load_average":

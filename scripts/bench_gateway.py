@@ -8,25 +8,19 @@ every few turns. Extraction uses the `openai` backend against a fake OpenAI-comp
 Each window setting (extract_every_turns / extract_every_chars) is measured on the same chat; the last row is
 the seed's behaviour, one job at session end with only the last 4,000 characters.
 
-Usage: python scripts/bench_gateway.py [--turns 100] [--json]
+Usage: python -m scripts.bench_gateway [--turns 100] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
-import tempfile
-import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from automem.config import Config  # noqa: E402
-from automem.paths import Location  # noqa: E402
-from tests.support.fake_llm import FakeLLM  # noqa: E402
+from automem.config import Config
+from automem.paths import Location
+from scripts.harness import Stopwatch, header, print_json, temp_root
+from tests.support.fake_llm import FakeLLM
 
 EXTRACTOR = "你是一个记忆提取助手"
 USER = dict(platform="telegram", user_id="1001", chat_id="1001", chat_type="dm",
@@ -57,9 +51,8 @@ def run(conversation, every_turns: int, every_chars: int, session_end_only: bool
     from automem.hermes.session import HermesSession
 
     answer = {"persona": [], "episodic": [], "instruction": []}
-    with FakeLLM([{"match": {"system": EXTRACTOR}, "json": answer}]) as llm, \
-            tempfile.TemporaryDirectory(prefix="automem-gw-") as tmp:
-        loc = Location(Path(tmp), "default")
+    with FakeLLM([{"match": {"system": EXTRACTOR}, "json": answer}]) as llm, temp_root(prefix="automem-gw-") as tmp:
+        loc = Location(tmp, "default")
         cfg = Config(extract_backend="openai", extract_base_url=llm.url, extract_api_key="k",
                      extract_every_turns=every_turns, extract_every_chars=every_chars)
         if session_end_only:  # the seed: nothing per turn, one job at the end with the last 4,000 characters
@@ -70,18 +63,18 @@ def run(conversation, every_turns: int, every_chars: int, session_end_only: bool
         orig = pipeline.start_background_drainer
         pipeline.start_background_drainer = lambda *a, **k: type("K", (), {"kick": lambda self: None})()
         history: list[dict] = []
-        started = time.perf_counter()
         try:
-            for user, assistant in conversation:
-                history += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
-                sess.on_turn(list(history))
-            if session_end_only:
-                from automem.extract.transcript import prepare
+            with Stopwatch() as sw:
+                for user, assistant in conversation:
+                    history += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+                    sess.on_turn(list(history))
+                if session_end_only:
+                    from automem.extract.transcript import prepare
 
-                t = prepare(history, cfg.transcript_message_chars, cfg.transcript_max_chars)
-                pipeline.enqueue(loc, [{"role": r, "content": x} for r, x in t.messages], session_id="gw-1",
-                                 config=cfg, identity=sess.identity)
-            hook_ms = (time.perf_counter() - started) * 1000 / len(conversation)
+                    t = prepare(history, cfg.transcript_message_chars, cfg.transcript_max_chars)
+                    pipeline.enqueue(loc, [{"role": r, "content": x} for r, x in t.messages], session_id="gw-1",
+                                     config=cfg, identity=sess.identity)
+            hook_ms = sw.ms / len(conversation)
             sess.shutdown(join_s=0)
             from automem.extract.spool import pending_jobs
 
@@ -110,8 +103,9 @@ def main(argv=None) -> int:
     rows = [run(conversation, t, c) for t, c in ((5, 4000), (10, 4000), (20, 4000), (10, 8000))]
     rows.append(run(conversation, 10, 4000, session_end_only=True))
     if args.json:
-        print(json.dumps({"turns": args.turns, "rows": rows}))
+        print_json({"turns": args.turns, "rows": rows})
         return 0
+    print(header("bench_gateway"))
     print(f"{args.turns} turns of one never-ending Telegram chat, openai backend against a fake server")
     print(f"{'window':<26}{'jobs':>6}{'prompt tok':>12}{'compl tok':>11}{'chat seen':>11}{'sync_turn ms':>14}")
     for r in rows:

@@ -20,7 +20,7 @@ process (`automem.core.resident`) that answers a fresh session's first turn is o
 automem is byte-compiled first: a pip-installed package has its .pyc files, while this checkout under
 PYTHONDONTWRITEBYTECODE=1 (how the test environment runs) would recompile it in every `hermes` process (~25 ms).
 
-    python scripts/bench_hermes_overhead.py [--runs 7] [--memories 100] [--json]
+    python -m scripts.bench_hermes_overhead [--runs 7] [--memories 100] [--json]
 """
 
 from __future__ import annotations
@@ -33,16 +33,23 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from tests.support.fake_llm import FakeLLM  # noqa: E402
-from tests.support.hermes import HermesRoot, find_hermes  # noqa: E402
-from tests.support.processes import cpu_seconds, residents_of, stop  # noqa: E402
+from scripts.harness import (
+    REPO,
+    child_env,
+    cpu_seconds,
+    describe,
+    header,
+    median_interval,
+    print_json,
+    stop_residents,
+    temp_root,
+)
+from tests.support.fake_llm import FakeLLM
+from tests.support.hermes import HermesRoot, find_hermes
+from tests.support.processes import residents_of
 
 PROMPT = "hello there, what can you do?"
 EXTRACTOR = "你是一个记忆提取助手"
@@ -94,7 +101,6 @@ import importlib.util, json, sys, time
 import yaml  # Hermes has it loaded before any plugin (its own config)
 if {hermes_loaded!r}:
     import hermes_cli.main, run_agent  # noqa: F401
-sys.path.insert(0, {str(REPO)!r})
 c0 = time.process_time()
 t0 = time.perf_counter()
 spec = importlib.util.spec_from_file_location("automem_plugin", {str(REPO / 'hooks/automem/__init__.py')!r})
@@ -127,7 +133,7 @@ print(json.dumps({{"import_register_ms": (t1 - t0) * 1e3, "initialize_ms": (t2 -
     for i in range(samples):
         src = f"WARM = {i < min(5, samples)}\n" + code  # up to 5 probes also time a prefetch after the warm-up
         out = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=120,
-                             env=dict(os.environ, HERMES_HOME=str(root)))
+                             env=child_env(root, clean=False))
         if out.returncode != 0:
             raise SystemExit(f"start-path probe failed: {out.stderr.strip()[-500:]}")
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
@@ -149,20 +155,6 @@ def resident_cpu(root: Path) -> tuple[float, list[int]]:
     return sum(cpu_seconds(pid) for pid in pids), pids
 
 
-def describe(xs: list[float]) -> dict:
-    return {"median": round(statistics.median(xs), 3), "mean": round(statistics.fmean(xs), 3),
-            "min": round(min(xs), 3), "max": round(max(xs), 3), "runs": [round(x, 3) for x in xs]}
-
-
-def median_interval(xs: list[float], reps: int = 4000, seed: int = 0) -> tuple[float, float]:
-    """A 95 % bootstrap interval of the median of xs: how far the noise of this many runs lets it move."""
-    import random
-
-    rng = random.Random(seed)
-    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(reps))
-    return round(meds[int(0.025 * reps)], 1), round(meds[int(0.975 * reps) - 1], 1)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7, help="runs of each kind (at least 5 for the report)")
@@ -178,8 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     rules = [{"match": {"system": EXTRACTOR}, "json": {"persona": [], "episodic": [], "instruction": []}},
              {"match": {"no_tools": True}, "text": "title"}]
     compileall.compile_dir(str(REPO / "automem"), quiet=1)
-    with tempfile.TemporaryDirectory(prefix="automem-bench-") as tmp, FakeLLM(rules) as llm:
-        base = Path(tmp)
+    with temp_root(prefix="automem-bench-") as base, FakeLLM(rules) as llm:
         extraction = (f"automem:\n  extract_backend: openai\n  extract_base_url: {llm.url}\n"
                       f"  extract_api_key: bench-key\n")
         plain = HermesRoot.create(base, llm.url, name="plain")
@@ -213,11 +204,11 @@ def main(argv: list[str] | None = None) -> int:
                             resident.append(resident_cpu(with_am.root)[0] - r_before)
             residents_seen = resident_cpu(with_am.root)[1]
         finally:
-            stop(residents_of(with_am.root))
+            stop_residents(with_am.root)
         cost = start_path_cost(with_am.root, samples=max(1, args.samples))
         in_hermes = start_path_cost(with_am.root, samples=max(1, args.samples), hermes_loaded=True)
         wait_quiet(with_am.root)  # the probes' session-end jobs, before the folder goes away
-        stop(residents_of(with_am.root))
+        stop_residents(with_am.root)
 
     a, b = describe(times["plain"]), describe(times["automem"])
     ca, cb = describe(cpu["plain"]), describe(cpu["automem"])
@@ -256,16 +247,17 @@ def main(argv: list[str] | None = None) -> int:
     result["own_cpu_in_hermes_ms"] = round(in_hermes["cpu_ms"] + resident_ms, 1)
     result["own_cpu_in_hermes_pct_of_plain_cpu"] = round(result["own_cpu_in_hermes_ms"] / 1e3 / ca["median"] * 100.0, 1)
     if args.json:
-        print(json.dumps(result, ensure_ascii=False))
+        print_json(result, ensure_ascii=False)
         return 0
+    print(header("bench_hermes_overhead"))
     print(f"hermes chat -Q -q, {args.runs} runs each (alternating), {args.memories} memories in the store, "
           f"{os.cpu_count()} cores")
     print(f"  without automem: median {a['median']:.3f} s  mean {a['mean']:.3f}  min {a['min']:.3f}  {a['runs']}")
     print(f"  with automem:    median {b['median']:.3f} s  mean {b['mean']:.3f}  min {b['min']:.3f}  {b['runs']}")
+    low, high = result["overhead_paired_interval_pct"]
     print(f"  wall-time overhead: medians {overhead:+.1f} %, minima {overhead_min:+.1f} %, median of the pairs "
-          f"{result['overhead_paired_median_pct']:+.1f} % "
-          f"(95 % interval {result['overhead_paired_interval_pct'][0]:+.1f} "
-          f"to {result['overhead_paired_interval_pct'][1]:+.1f})  (target: at most +5 %)")
+          f"{result['overhead_paired_median_pct']:+.1f} % (95 % interval {low:+.1f} to {high:+.1f})  "
+          f"(target: at most +5 %)")
     print(f"  CPU time of the hermes process: without {ca['median']:.3f} s, with {cb['median']:.3f} s (medians): "
           f"{overhead_cpu:+.1f} %; + the resident's CPU answering each run: {cr['median']:.3f} s, "
           f"{overhead_cpu_resident:+.1f} % (median of the pairs "
@@ -279,8 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  load average at the end: {result['load_average']} (other processes share these cores)")
     print(f"  detached drainer finished the session's job {result['drainer_wait_s_median']:.2f} s (median) after "
           f"hermes exited")
-    print(f"  plugin start path in a fresh interpreter (median of {args.samples}): "
-          f"import+register {cost['import_register_ms']} ms, "
+    print(f"  plugin start path in a fresh interpreter (median of {args.samples}): import+register "
+          f"{cost['import_register_ms']} ms, "
           f"initialize {cost['initialize_ms']} ms, system_prompt_block {cost['system_prompt_block_ms']} ms, "
           f"first prefetch {cost['prefetch_ms']} ms; total {cost['total_ms']} ms; "
           f"prefetch once warm (vector search) {cost['warm_prefetch_ms']} ms; "
@@ -290,8 +282,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{result['own_cost_pct_of_plain_cpu']:.1f} % of a plain run's CPU (an upper bound: a fresh interpreter "
           f"also imports modules Hermes has loaded already)")
     h = in_hermes
-    print(f"  the same after Hermes' own imports (median of {args.samples}): "
-          f"import+register {h['import_register_ms']} ms, "
+    print(f"  the same after Hermes' own imports (median of {args.samples}): import+register "
+          f"{h['import_register_ms']} ms, "
           f"initialize {h['initialize_ms']} ms, system_prompt_block {h['system_prompt_block_ms']} ms, first prefetch "
           f"{h['prefetch_ms']} ms, on_session_end {h['session_end_ms']} ms; CPU of that process {h['cpu_ms']} ms "
           f"+ the resident's {resident_ms:.0f} ms = {result['own_cpu_in_hermes_ms']:.0f} ms = "

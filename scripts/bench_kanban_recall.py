@@ -17,7 +17,7 @@ recall adds to a real worker's first turn (it runs in a child process started at
 own start-up).
 
 Prints p50 / p95 / max in milliseconds.
-Usage: python scripts/bench_kanban_recall.py [--memories N] [--tasks N] [--workers N]
+Usage: python -m scripts.bench_kanban_recall [--memories N] [--tasks N] [--workers N]
 """
 
 from __future__ import annotations
@@ -29,12 +29,10 @@ import random
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from scripts.harness import Stopwatch, child_env, header, percentile, temp_root, time_ms
 
 TOPICS = [
     ("Kanban 入门文章", "介绍看板、列与 WIP 限制"), ("Docker 网络", "bridge 网络与容器间 DNS"),
@@ -85,15 +83,17 @@ def build(root: Path, n_memories: int, n_tasks: int) -> list[str]:
     loc = Location(root=root, profile="editor")
     cfg = load_config(loc)
     store = open_store(loc, cfg)
-    t0 = time.perf_counter()
-    runs = synthetic_runs(n_memories, "default")
-    for start in range(0, len(runs), 250):
-        record_runs(store, runs[start:start + 250], "bench")
-    remember(store, [Candidate("日期必须是RFC3339格式", wing="instruction", profile="blog-writer", room="auto-extract"),
-                     Candidate("文章标题不超过二十个字", wing="instruction", profile="editor", room="auto-extract")])
-    count = store.count()
-    store.close()
-    print(f"store: {count} memories written in {time.perf_counter() - t0:.1f} s")
+    with Stopwatch() as sw:
+        runs = synthetic_runs(n_memories, "default")
+        for start in range(0, len(runs), 250):
+            record_runs(store, runs[start:start + 250], "bench")
+        remember(store, [Candidate("日期必须是RFC3339格式", wing="instruction", profile="blog-writer",
+                                   room="auto-extract"),
+                         Candidate("文章标题不超过二十个字", wing="instruction", profile="editor",
+                                   room="auto-extract")])
+        count = store.count()
+        store.close()
+    print(f"store: {count} memories written in {sw.s:.1f} s")
 
     conn = kb.connect(root / "kanban.db")
     ids = []
@@ -111,7 +111,6 @@ def build(root: Path, n_memories: int, n_tasks: int) -> list[str]:
 CHILD = r"""
 import json, os, sys, time
 t0 = time.perf_counter()
-sys.path.insert(0, {repo!r})
 from automem.config import load_config
 from automem.hermes.kanban_recall import worker_first_turn
 from automem.paths import Location
@@ -119,20 +118,14 @@ t_import = time.perf_counter()
 loc = Location.resolve(os.environ["HERMES_HOME"])
 block = worker_first_turn(loc, load_config(loc))
 t1 = time.perf_counter()
-print(json.dumps({{"total_ms": (t1 - t0) * 1000, "import_ms": (t_import - t0) * 1000, "chars": len(block),
-                  "has_tasks": "- t_" in block}}))
+print(json.dumps({"total_ms": (t1 - t0) * 1000, "import_ms": (t_import - t0) * 1000, "chars": len(block),
+                  "has_tasks": "- t_" in block}))
 """
 
 
-def pct(values: list[float], p: float) -> float:
-    values = sorted(values)
-    k = max(0, min(len(values) - 1, round(p / 100 * (len(values) - 1))))
-    return values[k]
-
-
 def line(name: str, values: list[float]) -> str:
-    return (f"{name:<34} n={len(values):<3} p50={statistics.median(values):8.1f} ms  p95={pct(values, 95):8.1f} ms  "
-            f"max={max(values):8.1f} ms")
+    return (f"{name:<34} n={len(values):<3} p50={percentile(values, 50):8.1f} ms  "
+            f"p95={percentile(values, 95):8.1f} ms  max={max(values):8.1f} ms")
 
 
 WORKER_RULES = [
@@ -215,10 +208,11 @@ def main() -> int:
     if args.tasks < 1 or args.memories < 1:
         ap.error("--memories and --tasks must be at least 1")
 
-    with tempfile.TemporaryDirectory(prefix="automem-bench-kanban-") as tmp:
-        root = Path(tmp) / "root"
+    print(header("bench_kanban_recall"))
+    with temp_root(prefix="automem-bench-kanban-") as tmp:
+        root = tmp / "root"
         (root / "profiles" / "editor").mkdir(parents=True)
-        home = Path(tmp) / "home"
+        home = tmp / "home"
         home.mkdir()
         os.environ["HOME"] = str(home)
         for name in list(os.environ):
@@ -226,13 +220,13 @@ def main() -> int:
                 del os.environ[name]
         ids = build(root, args.memories, args.tasks)
 
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("AUTOMEM_", "HERMES_"))}
+        env = {k: v for k, v in child_env(clean=True).items() if not k.startswith("HERMES_")}
         env.update(HOME=str(home), HERMES_HOME=str(root / "profiles" / "editor"),
                    HERMES_KANBAN_DB=str(root / "kanban.db"), HERMES_KANBAN_BOARD="default", HERMES_PROFILE="editor")
         cold, imports, sizes, with_tasks = [], [], [], 0
         for tid in ids:
-            res = subprocess.run([sys.executable, "-c", CHILD.format(repo=str(REPO))],
-                                 env={**env, "HERMES_KANBAN_TASK": tid}, capture_output=True, text=True, timeout=300)
+            res = subprocess.run([sys.executable, "-c", CHILD], env={**env, "HERMES_KANBAN_TASK": tid},
+                                 capture_output=True, text=True, timeout=300)
             if res.returncode != 0:
                 print(res.stderr, file=sys.stderr)
                 return 1
@@ -253,9 +247,7 @@ def main() -> int:
         worker_first_turn(loc, cfg, env={**env, "HERMES_KANBAN_TASK": ids[0]}, store=store)  # load model + store
         warm = []
         for tid in ids:
-            t0 = time.perf_counter()
-            worker_first_turn(loc, cfg, env={**env, "HERMES_KANBAN_TASK": tid}, store=store)
-            warm.append((time.perf_counter() - t0) * 1000)
+            warm.append(time_ms(worker_first_turn, loc, cfg, env={**env, "HERMES_KANBAN_TASK": tid}, store=store))
         store.close()
 
     print(f"kanban past-task recall, {args.memories} task memories, {len(ids)} cards, budget "
@@ -267,13 +259,13 @@ def main() -> int:
           f"{with_tasks}/{len(ids)} blocks list past tasks")
 
     if args.workers:
-        with tempfile.TemporaryDirectory(prefix="automem-bench-workers-") as tmp:
-            times = real_workers(Path(tmp), args.workers, args.memories)
+        with temp_root(prefix="automem-bench-workers-") as tmp:
+            times = real_workers(tmp, args.workers, args.memories)
         print(f"real hermes workers, dispatch -> first model request ({args.memories} task memories):")
         print(line("  kanban_recall: true", times["on"]))
         print(line("  kanban_recall: false", times["off"]))
-        added = statistics.median(times["on"]) - statistics.median(times["off"])
-        print(f"  recall adds (p50 on - p50 off): {added:+.0f} ms")
+        print(f"  recall adds (p50 on - p50 off): "
+              f"{percentile(times['on'], 50) - percentile(times['off'], 50):+.0f} ms")
     return 0
 
 

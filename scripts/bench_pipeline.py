@@ -11,7 +11,7 @@
    (check 1 on an empty store, check 2 the same conversation again, then a reworded one) and on a 20-candidate job
    (20 stored facts, then a job whose answer restates or changes each: tune-corpus pairs of the user wing).
 
-Usage: python scripts/bench_pipeline.py [--enqueues 300] [--jobs 40] [--json]
+Usage: python -m scripts.bench_pipeline [--enqueues 300] [--jobs 40] [--json] [--only judge]
 """
 
 from __future__ import annotations
@@ -19,32 +19,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
-import sys
-import tempfile
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from automem.config import Config  # noqa: E402
-from automem.paths import Location  # noqa: E402
-from tests.support.fake_llm import FakeLLM  # noqa: E402
-from tests.support.seed import SEED_ANSWER, SEED_CHAT  # noqa: E402
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+from automem.config import Config
+from automem.paths import Location
+from scripts.harness import DATA, Stopwatch, header, percentile, print_json, temp_root, time_ms
+from tests.support.fake_llm import FakeLLM
+from tests.support.seed import SEED_ANSWER, SEED_CHAT
 
 
 def bench_enqueue(n: int) -> dict:
     from automem.extract.pipeline import enqueue, spawn_detached_drainer
 
-    sample = json.loads((REPO / "tests" / "data" / "sample_conversation.json").read_text(encoding="utf-8"))
-    with tempfile.TemporaryDirectory() as tmp:
-        loc = Location(Path(tmp), "default")
+    sample = json.loads((DATA / "sample_conversation.json").read_text(encoding="utf-8"))
+    with temp_root() as tmp:
+        loc = Location(tmp, "default")
         cfg = Config(extract_backend="rules")
         # The detached drainers read the root's config: without this, `auto` picks the host model wherever
         # hermes-agent is importable, and with no model configured every job backs off.
@@ -53,15 +42,13 @@ def bench_enqueue(n: int) -> dict:
         times = []
         for i in range(n):
             msgs = sample + [{"role": "user", "content": f"会话 {i}"}]
-            t0 = time.perf_counter()
-            jid = enqueue(loc, msgs, session_id=f"s{i}", config=cfg)
-            times.append((time.perf_counter() - t0) * 1000)
+            with Stopwatch() as sw:
+                jid = enqueue(loc, msgs, session_id=f"s{i}", config=cfg)
+            times.append(sw.ms)
             assert jid
         spawn = []
         for _ in range(5):
-            t0 = time.perf_counter()
-            spawn_detached_drainer(loc, wait_seconds=0)
-            spawn.append((time.perf_counter() - t0) * 1000)
+            spawn.append(time_ms(spawn_detached_drainer, loc, wait_seconds=0))
             time.sleep(0.05)
         # let the drainers we started finish (rules backend, nothing waits) before the folder goes
         deadline = time.time() + 300
@@ -69,18 +56,17 @@ def bench_enqueue(n: int) -> dict:
 
         while (pending_jobs(loc) or SingleDrainer(loc).held_elsewhere) and time.time() < deadline:
             time.sleep(0.5)
-    return {"enqueue_ms_p50": round(pct(times, 0.5), 3), "enqueue_ms_p95": round(pct(times, 0.95), 3),
+    return {"enqueue_ms_p50": round(percentile(times, 50), 3), "enqueue_ms_p95": round(percentile(times, 95), 3),
             "enqueue_ms_max": round(max(times), 3), "enqueues": n,
-            "spawn_drainer_ms_p50": round(statistics.median(spawn), 2), "spawn_drainer_ms_max": round(max(spawn), 2)}
+            "spawn_drainer_ms_p50": round(percentile(spawn, 50), 2), "spawn_drainer_ms_max": round(max(spawn), 2)}
 
 
 def bench_tokens() -> dict:
     from automem.core.store import Store
     from automem.extract.pipeline import extract_now
 
-    with tempfile.TemporaryDirectory() as tmp, FakeLLM([{"match": {"system": "记忆提取助手"},
-                                                        "json": SEED_ANSWER}]) as llm:
-        loc = Location(Path(tmp), "default")
+    with temp_root() as tmp, FakeLLM([{"match": {"system": "记忆提取助手"}, "json": SEED_ANSWER}]) as llm:
+        loc = Location(tmp, "default")
         cfg = Config(extract_backend="openai", extract_base_url=llm.url, extract_api_key="bench")
         store = Store(loc, cfg)
         try:
@@ -105,8 +91,8 @@ def bench_drain(jobs: int, backend: str) -> dict:
              {"match": {"user_re": r"主题(\d+)"},
               "json": {"persona": ["用户喜欢第{{1}}号配色主题"], "instruction": ["第{{1}}号项目统一使用Python 3.{{1}}"],
                        "episodic": ["用户完成了第{{1}}号博客的迁移"]}}]
-    with tempfile.TemporaryDirectory() as tmp, FakeLLM(rules) as llm:
-        loc = Location(Path(tmp), "default")
+    with temp_root() as tmp, FakeLLM(rules) as llm:
+        loc = Location(tmp, "default")
         cfg = Config(extract_backend=backend, extract_base_url=llm.url, extract_api_key="bench")
         store = Store(loc, cfg)
         try:
@@ -117,9 +103,9 @@ def bench_drain(jobs: int, backend: str) -> dict:
                         {"role": "assistant", "content": f"好的，主题{i}。"},
                         {"role": "user", "content": f"我今天完成了主题{i}博客的迁移"}]
                 enqueue(loc, msgs, session_id=f"s{i}", config=cfg)
-            t0 = time.perf_counter()
-            report = drain(loc, cfg, store=store)
-            seconds = time.perf_counter() - t0
+            with Stopwatch() as sw:
+                report = drain(loc, cfg, store=store)
+            seconds = sw.s
             memories = store.count()
         finally:
             store.close()
@@ -147,13 +133,12 @@ def bench_judge() -> dict:
              {"match": {"user": "一直用vim"}, "json": REWORDED_ANSWER},
              {"match": {"user": "第二十个"}, "json": "$JOB20"},
              {"match": {"system": "记忆提取助手"}, "json": SEED_ANSWER}]
-    tune = REPO / "tests" / "data" / "dedup_corpus" / "tune.jsonl"
-    pairs = [json.loads(line) for line in tune.open(encoding="utf-8")]
+    pairs = [json.loads(line) for line in (DATA / "dedup_corpus" / "tune.jsonl").open(encoding="utf-8")]
     twenty = [p for p in pairs if p["wing"] == "user" and p["label"] != "both_true"][::4][:20]
     rules[len(JUDGE_RULES) + 1]["json"] = {"persona": [p["candidate"] for p in twenty], "episodic": [],
                                            "instruction": []}
-    with tempfile.TemporaryDirectory() as tmp, FakeLLM(rules) as llm:
-        loc = Location(Path(tmp), "default")
+    with temp_root() as tmp, FakeLLM(rules) as llm:
+        loc = Location(tmp, "default")
         cfg = Config(extract_backend="openai", extract_base_url=llm.url, extract_api_key="bench")
         store = Store(loc, cfg)
         try:
@@ -164,7 +149,8 @@ def bench_judge() -> dict:
             remember(store, [Candidate(p["existing"], wing="user") for p in twenty])
             chat = [{"role": "user", "content": "这是第二十个候选的会话：" + "；".join(p["candidate"] for p in twenty)},
                     {"role": "assistant", "content": "好的。"}]
-            out["job_20_candidates"] = _judge_figures(extract_now(loc, chat, config=cfg, session_id="j20", store=store))
+            out["job_20_candidates"] = _judge_figures(extract_now(loc, chat, config=cfg, session_id="j20",
+                                                                  store=store))
         finally:
             store.close()
     return out
@@ -193,7 +179,11 @@ def main() -> int:
     out = {"cpus": os.cpu_count()}
     if args.only == "judge":
         out["judge"] = bench_judge()
-        print(json.dumps(out, ensure_ascii=False) if args.json else _judge_lines(out["judge"]))
+        if args.json:
+            print_json(out, ensure_ascii=False)
+        else:
+            print(header("bench_pipeline"))
+            print(_judge_lines(out["judge"]))
         return 0
     out["judge"] = bench_judge()
     out["hook"] = bench_enqueue(args.enqueues)
@@ -201,9 +191,10 @@ def main() -> int:
     out["drain_openai_fake"] = bench_drain(args.jobs, "openai")
     out["drain_rules"] = bench_drain(args.jobs, "rules")
     if args.json:
-        print(json.dumps(out, ensure_ascii=False))
+        print_json(out, ensure_ascii=False)
         return 0
     h, t = out["hook"], out["tokens"]
+    print(header("bench_pipeline"))
     print(f"machine: {out['cpus']} cores")
     print(f"hook cost (enqueue: prepare + atomic job file), {h['enqueues']} calls: "
           f"p50 {h['enqueue_ms_p50']} ms, p95 {h['enqueue_ms_p95']} ms, max {h['enqueue_ms_max']} ms")

@@ -1,6 +1,6 @@
 """Figures of the resident recall process (automem.core.resident), in a temp root (never ~/.hermes).
 
-    .venv/bin/python scripts/bench_resident.py [--memories 100] [--asks 50] [--runs 7]
+    .venv/bin/python -m scripts.bench_resident [--memories 100] [--asks 50] [--runs 7]
 
 - the `ask` round trip (recall op, as HermesSession.prefetch sends it): p50 / p95 over --asks asks;
 - the resident's RSS, start-up CPU time (what it logs as `resident_started`) and CPU while idle;
@@ -17,12 +17,20 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from scripts.harness import (
+    Stopwatch,
+    child_env,
+    cpu_seconds,
+    peak_rss_mb,
+    percentile,
+    print_json,
+    rss_mb,
+    stop_residents,
+    temp_root,
+)
 
 CHILD = r"""
 import json, os, sys, time
@@ -39,23 +47,20 @@ print(json.dumps({"start_ms": (t1 - t0) * 1000, "prefetch_ms": (t2 - t1) * 1000,
 QUERY = "What's my cat called?"
 
 
-def pct(values, q):
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
-
-
 def main() -> int:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--memories", type=int, default=100)
     ap.add_argument("--asks", type=int, default=50)
     ap.add_argument("--runs", type=int, default=7)
     args = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="automem-bench-resident-"))
+    with temp_root(prefix="automem-bench-resident-") as tmp:
+        return measure(tmp, args)
+
+
+def measure(tmp: Path, args: argparse.Namespace) -> int:
     root = tmp / "root"
     root.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTOMEM_")}
-    env.update(HOME=str(tmp / "home"), HERMES_HOME=str(root),
-               PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p))
+    env = child_env(root, home=tmp / "home")
     os.environ.update(HOME=env["HOME"], HERMES_HOME=str(root))
     for k in [k for k in os.environ if k.startswith("AUTOMEM_")]:
         del os.environ[k]
@@ -77,32 +82,25 @@ def main() -> int:
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
-        started = time.perf_counter()
-        while resident_client.ask(loc, {"op": "ping"}, timeout=1.0) is None:
-            if proc.poll() is not None or time.perf_counter() - started > 120:
-                raise SystemExit("the resident did not start")
-            time.sleep(0.05)
-        ready_s = time.perf_counter() - started
+        with Stopwatch() as ready:
+            while resident_client.ask(loc, {"op": "ping"}, timeout=1.0) is None:
+                if proc.poll() is not None or time.perf_counter() - ready.start > 120:
+                    raise SystemExit("the resident did not start")
+                time.sleep(0.05)
         req = {"op": "recall", "query": QUERY, "profile": "default", "scopes": [""], "k": 15,
                "where": {"room": {"$ne": "kanban"}}}
         times, misses = [], 0
         for i in range(args.asks):
             req["query"] = f"{QUERY} ({i})" if i % 2 else QUERY
-            t = time.perf_counter()
-            reply = resident_client.ask(loc, req, timeout=5.0)
-            times.append((time.perf_counter() - t) * 1000)
+            with Stopwatch() as sw:
+                reply = resident_client.ask(loc, req, timeout=5.0)
+            times.append(sw.ms)
             misses += reply is None or not reply.get("ok")
         within = sum(t <= resident_client.ASK_TIMEOUT_S * 1000 for t in times)
-        status = Path(f"/proc/{proc.pid}/status").read_text()
-        rss = next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS"))
-        hwm = next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM"))
-        def cpu_s() -> float:
-            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-        before = cpu_s()
+        rss, hwm = rss_mb(proc.pid), peak_rss_mb(proc.pid)
+        before = cpu_seconds(proc.pid)
         time.sleep(10)
-        idle_cpu_ms_per_min = (cpu_s() - before) * 1000 * 6
+        idle_cpu_ms_per_min = (cpu_seconds(proc.pid) - before) * 1000 * 6
         log = [json.loads(line) for line in loc.log_file.read_text().splitlines()]
         cpu = next(r["startup_cpu_s"] for r in log if r["event"] == "resident_started")
 
@@ -112,12 +110,11 @@ def main() -> int:
             e = dict(env)
             if mode == "without":
                 e["AUTOMEM_RESIDENT"] = "false"
-            t = time.perf_counter()
-            out = subprocess.run([sys.executable, "-c", CHILD, str(root), QUERY], env=e, capture_output=True,
-                                 text=True, timeout=120)
-            wall = (time.perf_counter() - t) * 1000
+            with Stopwatch() as wall:
+                out = subprocess.run([sys.executable, "-c", CHILD, str(root), QUERY], env=e, capture_output=True,
+                                     text=True, timeout=120)
             row = json.loads(out.stdout.strip().splitlines()[-1])
-            row["process_wall_ms"] = wall
+            row["process_wall_ms"] = wall.ms
             rows[mode].append(row)
         med = {m: {k: round(statistics.median(r[k] for r in rs), 1) for k in
                    ("start_ms", "prefetch_ms", "prefetch_cpu_ms", "total_cpu_ms", "process_wall_ms")}
@@ -125,16 +122,17 @@ def main() -> int:
         for m, rs in rows.items():
             med[m]["found"] = f"{sum(r['found'] for r in rs)}/{len(rs)}"
             med[m]["chromadb_imported"] = any(r["chromadb"] for r in rs)
-        print(json.dumps({
+        print_json({
             "memories": args.memories, "load_average": os.getloadavg(),
-            "ask_ms": {"p50": round(pct(times, 0.5), 1), "p95": round(pct(times, 0.95), 1),
+            "ask_ms": {"p50": round(percentile(times, 50), 1), "p95": round(percentile(times, 95), 1),
                        "max": round(max(times), 1), "within_timeout": f"{within}/{len(times)}", "failed": misses},
-            "resident": {"ready_s": round(ready_s, 2), "startup_cpu_s": cpu, "rss_mb": round(int(rss) / 1024, 1),
-                         "peak_rss_mb": round(int(hwm) / 1024, 1),
+            "resident": {"ready_s": round(ready.s, 2), "startup_cpu_s": cpu, "rss_mb": rss, "peak_rss_mb": hwm,
                          "idle_cpu_ms_per_min": round(idle_cpu_ms_per_min, 1)},
-            "fresh_process_median": med}, indent=1))
+            "fresh_process_median": med}, indent=1)
     finally:
-        proc.kill()
+        stop_residents(root)  # the one started here, and any a fresh process started
+        if proc.poll() is None:
+            proc.kill()
         proc.wait()
     return 0
 

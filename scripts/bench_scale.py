@@ -24,11 +24,11 @@ instruction and the profiles default / work / family, 5..200 characters, all dif
   and the first prefetch's median, the prefetch p50/p95 over all 60, and the processes' median wall time. Where
   automem has a resident recall process (automem.core.resident), the first fresh process starts it and the later
   ones may be answered by it: the table says in how many runs one answered; the script stops it (SIGTERM) before
-  the temporary root goes;
+  the temporary root goes (and anything else still running under it);
 * peak RSS (ru_maxrss) and CPU time (user + sys), from os.wait4 of each child alone: the CPU figure moves less
   than wall time with whatever else the machine runs.
 
-    python scripts/bench_scale.py [--sizes 1000,10000,100000] [--json]
+    python -m scripts.bench_scale [--sizes 1000,10000,100000] [--json]
 
 Wall times on a shared machine move with whatever else runs; the figures are one run's.
 """
@@ -41,22 +41,26 @@ import os
 import random
 import resource
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-sys.path.insert(1, str(Path(__file__).resolve().parent))  # its sibling scripts
-from revision import commit  # noqa: E402
-from tests.support.processes import residents_of, stop  # noqa: E402
+from scripts.harness import (
+    DATA,
+    REPO,
+    Stopwatch,
+    commit,
+    percentile,
+    print_json,
+    python_m,
+    run_child,
+    stop_residents,
+    temp_root,
+    time_ms,
+)
 
 SEED = 20261203
 EMBED_SAMPLE = 2000
-SAMPLE_TRANSCRIPT = REPO / "tests" / "data" / "sample_conversation.json"
+SAMPLE_TRANSCRIPT = DATA / "sample_conversation.json"
 FRESH_RUNS = 3
 PROFILES = (("default", 0.5), ("work", 0.3), ("family", 0.2))
 
@@ -207,13 +211,6 @@ def synthetic(n: int, seed: int = SEED) -> list:
 
 
 # -- children ------------------------------------------------------------------------------------------------------
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
-
-
 def child_load(root: str, n: int, measure_embed: bool) -> dict:
     from automem.config import Config
     from automem.core.store import open_store
@@ -221,80 +218,72 @@ def child_load(root: str, n: int, measure_embed: bool) -> dict:
     from automem.paths import Location
 
     out: dict = {}
-    t0 = time.perf_counter()
-    mems = synthetic(n)
-    out["generate_s"] = time.perf_counter() - t0
+    with Stopwatch() as sw:
+        mems = synthetic(n)
+    out["generate_s"] = sw.s
     if measure_embed:
         from automem.core.embeddings import embed
 
         sample = [m.text for m in synthetic(EMBED_SAMPLE, seed=SEED + 1)]
         embed(["warm-up"])  # the model's load is not part of its rate
-        t0 = time.perf_counter()
-        embed(sample)
-        out["embed_rate"] = EMBED_SAMPLE / (time.perf_counter() - t0)
+        with Stopwatch() as sw:
+            embed(sample)
+        out["embed_rate"] = EMBED_SAMPLE / sw.s
     location = Location.resolve(hermes_home=root)
     store = open_store(location, Config())
-    t0 = time.perf_counter()
-    store.import_memories(mems)
-    out["import_s"] = time.perf_counter() - t0
+    with Stopwatch() as sw:
+        store.import_memories(mems)
+    out["import_s"] = sw.s
     out["import_rate"] = n / out["import_s"]
     out["count"] = store.count()
-    t0 = time.perf_counter()
-    store.close()
-    out["close_after_import_s"] = time.perf_counter() - t0
+    with Stopwatch() as sw:
+        store.close()
+    out["close_after_import_s"] = sw.s
 
     store = open_store(location, Config())
     store.recall("warm-up", k=5, profile="default")
 
     def recall_ms(profile: str) -> list[float]:
-        lat = []
-        for q in QUESTIONS:
-            t0 = time.perf_counter()
-            store.recall(q, k=5, profile=profile)
-            lat.append((time.perf_counter() - t0) * 1000)
-        return lat
+        return [time_ms(store.recall, q, k=5, profile=profile) for q in QUESTIONS]
 
     out["recall_ms"] = recall_ms("default")
     out["recall_family_ms"] = recall_ms("family")  # the smallest profile: most nearest neighbours are others'
     writes, actions = [], []
     for text in NEW_TEXTS[3:8]:
-        t0 = time.perf_counter()
-        d = remember(store, [Candidate(text, wing="user", profile="default")])
-        writes.append((time.perf_counter() - t0) * 1000)
+        with Stopwatch() as sw:
+            d = remember(store, [Candidate(text, wing="user", profile="default")])
+        writes.append(sw.ms)
         actions.append(d[0].action if d else "-")
     out["remember_ms"], out["remember_actions"] = writes, actions
-    t0 = time.perf_counter()
-    store.close()
-    out["close_after_writes_s"] = time.perf_counter() - t0
+    with Stopwatch() as sw:
+        store.close()
+    out["close_after_writes_s"] = sw.s
     out["maxrss_self_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return out
 
 
 def child_fresh(root: str, session_id: str) -> dict:
     """Hermes' start path: no store opened beforehand."""
-    t_import = time.perf_counter()
-    from automem.hermes.session import HermesSession
-
-    out: dict = {"import_s": time.perf_counter() - t_import}
-    t0 = time.perf_counter()
-    sess = HermesSession.start(root, session_id=session_id)
-    out["start_ms"] = (time.perf_counter() - t0) * 1000
-    t0 = time.perf_counter()
-    block = sess.system_prompt_block()
-    out["system_block_ms"] = (time.perf_counter() - t0) * 1000
+    with Stopwatch() as sw:
+        from automem.hermes.session import HermesSession
+    out: dict = {"import_s": sw.s}
+    with Stopwatch() as sw:
+        sess = HermesSession.start(root, session_id=session_id)
+    out["start_ms"] = sw.ms
+    with Stopwatch() as sw:
+        block = sess.system_prompt_block()
+    out["system_block_ms"] = sw.ms
     out["system_block_chars"] = len(block)
     lat, chars = [], 0
     for q in QUESTIONS:
-        t0 = time.perf_counter()
-        chars += len(sess.prefetch(q))
-        lat.append((time.perf_counter() - t0) * 1000)
+        with Stopwatch() as sw:
+            chars += len(sess.prefetch(q))
+        lat.append(sw.ms)
     out["prefetch_ms"] = lat
     out["prefetch_chars"] = chars
     out["warm_after"] = sess.warm
     out["resident_up"] = resident_pid(root) is not None
-    t0 = time.perf_counter()
-    sess.shutdown()
-    out["shutdown_ms"] = (time.perf_counter() - t0) * 1000
+    out["shutdown_ms"] = time_ms(sess.shutdown)
     out["maxrss_self_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return out
 
@@ -313,37 +302,18 @@ def resident_pid(root: str) -> int | None:
     return int(reply["pid"]) if reply and reply.get("ok") and reply.get("pid") else None
 
 
-def stop_resident(root: str) -> int | None:
-    """Stop the resident the fresh processes started for `root` (it would outlive the temporary root)."""
-    pids = residents_of(root)
-    stop(pids)
-    return pids[0] if pids else None
-
-
-def run_child(argv: list[str], env: dict | None = None) -> tuple[float, int, str, str, int, float]:
-    """(wall s, exit code, stdout, stderr, peak RSS KB, CPU s (user + sys)) of that child alone, from os.wait4."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=str(REPO))
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return (wall, proc.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
-
-
 def child_json(kind: str, *args: str) -> tuple[dict, float, int, float]:
-    wall, rc, out, err, rss, cpu = run_child([sys.executable, __file__, "--child", kind, *args])
-    if rc != 0:
-        raise RuntimeError(f"{kind} child failed (exit {rc}): {err.strip()[-800:]}")
-    return json.loads(out.strip().splitlines()[-1]), wall, rss, cpu
+    """(its JSON, wall s, peak RSS KB, CPU s) of a `--child` run of this script."""
+    child = run_child(python_m("scripts.bench_scale", "--child", kind, *args))
+    if child.returncode != 0:
+        raise RuntimeError(f"{kind} child failed (exit {child.returncode}): {child.stderr.strip()[-800:]}")
+    return json.loads(child.stdout.strip().splitlines()[-1]), child.wall_s, child.peak_rss_kb, child.cpu_s
 
 
 def measure(n: int, measure_embed: bool, log) -> dict:
     res: dict = {"n": n}
-    with tempfile.TemporaryDirectory(prefix=f"automem-scale-{n}-") as root:
+    with temp_root(prefix=f"automem-scale-{n}-") as tmp:
+        root = str(tmp)
         log(f"[{n}] loading {n} memories ...")
         load, wall, rss, cpu = child_json("load", root, str(n), "1" if measure_embed else "0")
         res.update(load=load, load_wall_s=wall, load_rss_kb=rss, load_cpu_s=cpu)
@@ -351,23 +321,23 @@ def measure(n: int, measure_embed: bool, log) -> dict:
 
         cli = []
         for text in NEW_TEXTS[:3]:
-            wall, rc, out, err, rss, cpu = run_child([sys.executable, "-m", "automem", "add", text, "--hermes-home",
-                                                      root, "--no-judge"])
-            if rc != 0:
-                raise RuntimeError(f"automem add failed (exit {rc}): {err.strip()[-400:]}")
-            cli.append({"wall_s": wall, "cpu_s": cpu, "rss_kb": rss, "decision": out.strip().split(" ", 1)[0]})
+            add = run_child(python_m("automem", "add", text, "--hermes-home", root, "--no-judge"))
+            if add.returncode != 0:
+                raise RuntimeError(f"automem add failed (exit {add.returncode}): {add.stderr.strip()[-400:]}")
+            cli.append({"wall_s": add.wall_s, "cpu_s": add.cpu_s, "rss_kb": add.peak_rss_kb,
+                        "decision": add.stdout.strip().split(" ", 1)[0]})
         res["cli_add"] = cli
         log(f"[{n}] cli add " + ", ".join(f"{c['wall_s']:.2f} s" for c in cli))
 
-        wall, rc, out, err, rss, cpu = run_child([sys.executable, "-m", "automem", "extract", str(SAMPLE_TRANSCRIPT),
-                                             "--backend", "rules", "--session", f"bench-{n}", "--hermes-home",
-                                             root])
-        if rc != 0:
-            raise RuntimeError(f"automem extract failed (exit {rc}): {err.strip()[-400:]}")
-        decisions = [ln.split(" ", 1)[0] for ln in out.splitlines()[1:] if ln.strip()]
-        res["extract"] = {"wall_s": wall, "cpu_s": cpu, "rss_kb": rss, "decisions": len(decisions),
-                          "new": decisions.count("new"), "summary": out.splitlines()[0] if out else ""}
-        log(f"[{n}] extract {wall:.2f} s ({len(decisions)} decisions)")
+        ext = run_child(python_m("automem", "extract", str(SAMPLE_TRANSCRIPT), "--backend", "rules", "--session",
+                                 f"bench-{n}", "--hermes-home", root))
+        if ext.returncode != 0:
+            raise RuntimeError(f"automem extract failed (exit {ext.returncode}): {ext.stderr.strip()[-400:]}")
+        decisions = [ln.split(" ", 1)[0] for ln in ext.stdout.splitlines()[1:] if ln.strip()]
+        res["extract"] = {"wall_s": ext.wall_s, "cpu_s": ext.cpu_s, "rss_kb": ext.peak_rss_kb,
+                          "decisions": len(decisions), "new": decisions.count("new"),
+                          "summary": ext.stdout.splitlines()[0] if ext.stdout else ""}
+        log(f"[{n}] extract {ext.wall_s:.2f} s ({len(decisions)} decisions)")
 
         fresh = []
         for r in range(FRESH_RUNS):
@@ -375,7 +345,7 @@ def measure(n: int, measure_embed: bool, log) -> dict:
             data.update(wall_s=wall, rss_kb=rss, cpu_s=cpu)
             fresh.append(data)
         res["fresh"] = fresh
-        res["resident_stopped"] = stop_resident(root)
+        res["resident_stopped"] = next(iter(stop_residents(root)), None)  # it would outlive the temporary root
         log(f"[{n}] fresh start path " + ", ".join(f"{f['wall_s']:.2f} s" for f in fresh) +
             (f" (stopped the resident they started, pid {res['resident_stopped']})" if res["resident_stopped"]
              else ""))
@@ -394,18 +364,22 @@ def rows_of(results: list[dict]) -> list[tuple[str, list[str]]]:
         return out
 
     med = statistics.median
+
+    def prefetches(r: dict) -> list[float]:
+        return [x for f in r["fresh"] for x in f["prefetch_ms"]]
+
     return [
         ("memories stored (count)", col(lambda r: f"{r['load']['count']}")),
         ("import_memories rate (mem/s)", col(lambda r: f"{r['load']['import_rate']:.0f}")),
         ("import_memories total (s)", col(lambda r: f"{r['load']['import_s']:.1f}")),
         ("close after import: snapshot (s)", col(lambda r: f"{r['load']['close_after_import_s']:.2f}")),
         ("loader peak RSS (MB)", col(lambda r: f"{r['load_rss_kb'] / 1024:.0f}")),
-        ("warm recall p50 (ms)", col(lambda r: f"{pct(r['load']['recall_ms'], .5):.1f}")),
-        ("warm recall p95 (ms)", col(lambda r: f"{pct(r['load']['recall_ms'], .95):.1f}")),
+        ("warm recall p50 (ms)", col(lambda r: f"{percentile(r['load']['recall_ms'], 50):.1f}")),
+        ("warm recall p95 (ms)", col(lambda r: f"{percentile(r['load']['recall_ms'], 95):.1f}")),
         ("warm recall, profile family (20%), p50 (ms)",
-         col(lambda r: f"{pct(r['load']['recall_family_ms'], .5):.1f}")),
+         col(lambda r: f"{percentile(r['load']['recall_family_ms'], 50):.1f}")),
         ("warm recall, profile family (20%), p95 (ms)",
-         col(lambda r: f"{pct(r['load']['recall_family_ms'], .95):.1f}")),
+         col(lambda r: f"{percentile(r['load']['recall_family_ms'], 95):.1f}")),
         ("in-process remember, median of 5 (ms)", col(lambda r: f"{med(r['load']['remember_ms']):.0f}")),
         ("close after 5 writes: snapshot (s)", col(lambda r: f"{r['load']['close_after_writes_s']:.2f}")),
         ("`automem add` process, median of 3 (s)", col(lambda r: f"{med(c['wall_s'] for c in r['cli_add']):.2f}")),
@@ -413,13 +387,13 @@ def rows_of(results: list[dict]) -> list[tuple[str, list[str]]]:
         ("`automem add` peak RSS (MB)", col(lambda r: f"{max(c['rss_kb'] for c in r['cli_add']) / 1024:.0f}")),
         ("`automem extract` rules job (s)", col(lambda r: f"{r['extract']['wall_s']:.2f}")),
         ("`automem extract` CPU user+sys (s)", col(lambda r: f"{r['extract']['cpu_s']:.2f}")),
-        ("fresh: import automem.hermes (ms)", col(lambda r: f"{med(f['import_s'] for f in r['fresh']) * 1000:.0f}")),
-        ("fresh: system block, 1st call (ms)", col(lambda r: f"{med(f['system_block_ms'] for f in r['fresh']):.0f}")),
+        ("fresh: import automem.hermes (ms)",
+         col(lambda r: f"{med(f['import_s'] for f in r['fresh']) * 1000:.0f}")),
+        ("fresh: system block, 1st call (ms)",
+         col(lambda r: f"{med(f['system_block_ms'] for f in r['fresh']):.0f}")),
         ("fresh: first prefetch (ms)", col(lambda r: f"{med(f['prefetch_ms'][0] for f in r['fresh']):.1f}")),
-        ("fresh: prefetch p50 (ms)",
-         col(lambda r: f"{pct([x for f in r['fresh'] for x in f['prefetch_ms']], .5):.1f}")),
-        ("fresh: prefetch p95 (ms)",
-         col(lambda r: f"{pct([x for f in r['fresh'] for x in f['prefetch_ms']], .95):.1f}")),
+        ("fresh: prefetch p50 (ms)", col(lambda r: f"{percentile(prefetches(r), 50):.1f}")),
+        ("fresh: prefetch p95 (ms)", col(lambda r: f"{percentile(prefetches(r), 95):.1f}")),
         ("fresh: process total, median of 3 (s)", col(lambda r: f"{med(f['wall_s'] for f in r['fresh']):.2f}")),
         ("fresh: process CPU user+sys, median (s)", col(lambda r: f"{med(f['cpu_s'] for f in r['fresh']):.2f}")),
         ("fresh: resident answering at exit (runs)",
@@ -464,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     embed_rate = results[0]["load"].get("embed_rate")
     if args.json:
-        print(json.dumps({"commit": sha, "sizes": sizes, "embed_rate": embed_rate, "results": results}, indent=2))
+        print_json({"commit": sha, "sizes": sizes, "embed_rate": embed_rate, "results": results}, indent=2)
         return 0
     rows = rows_of(results)
     width = max(len(label) for label, _ in rows)

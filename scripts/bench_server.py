@@ -3,11 +3,11 @@
 
 Both backends are measured in one run, interleaved add by add and query by query.
 
-    python scripts/bench_server.py [--url URL] [--sizes 1000,10000] [--adds 200] [--queries 200] [--json]
+    python -m scripts.bench_server [--url URL] [--sizes 1000,10000] [--adds 200] [--queries 200] [--json]
 
-The same measurements as scripts/bench_store.py, run once per backend in one process. Without --url a Chroma server
-is started on 127.0.0.1 (tests/support/chroma_server.py), so "server" here means loopback: add your network's
-round trip per request (a write-path add makes 4 requests: search, get, get, add; a search makes 1).
+The same measurements as `python -m scripts.bench_store`, run once per backend in one process. Without --url a
+Chroma server is started on 127.0.0.1 (tests/support/chroma_server.py), so "server" here means loopback: add your
+network's round trip per request (a write-path add makes 4 requests: search, get, get, add; a search makes 1).
 Every server measurement uses a fresh database. Stores of each size are filled with `Store.import_memories`;
 `compact` is timed on the filled store (it reads every record with its vector); `migrate` copies the filled
 embedded store to a fresh server database.
@@ -16,20 +16,13 @@ embedded store to a fresh server database.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
-import sys
-import tempfile
-import time
 from pathlib import Path
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
-sys.path.insert(0, os.path.join(REPO, "scripts"))
-
-from bench_store import QUERIES, percentile  # noqa: E402
-from stress_store import memory_bank, memory_text  # noqa: E402
+from scripts.bench_store import QUERIES
+from scripts.harness import Stopwatch, header, percentile, print_json, temp_root, time_ms
+from scripts.stress_store import memory_bank, memory_text
 
 
 def measure(base: str, url: str, sizes: list[int], adds: int, queries: int) -> dict:
@@ -59,18 +52,17 @@ def measure(base: str, url: str, sizes: list[int], adds: int, queries: int) -> d
     lat: dict = {b: [] for b in backends}
     for i in range(adds):
         for b in backends:
-            t = time.perf_counter()
-            remember(stores[b], [Candidate(memory_text(1, i), wing="episodic")])
-            lat[b].append((time.perf_counter() - t) * 1000)
+            lat[b].append(time_ms(remember, stores[b], [Candidate(memory_text(1, i), wing="episodic")]))
     batch_s = {b: 0.0 for b in backends}
     for start in range(0, adds, 50):
         for b in backends:
-            t = time.perf_counter()
-            batch = [Candidate(memory_text(2, i), wing="episodic") for i in range(start, min(adds, start + 50))]
-            remember(stores[b], batch)
-            batch_s[b] += time.perf_counter() - t
+            with Stopwatch() as sw:
+                batch = [Candidate(memory_text(2, i), wing="episodic") for i in range(start, min(adds, start + 50))]
+                remember(stores[b], batch)
+            batch_s[b] += sw.s
     for b in backends:
-        out[b].update(add_one_p50_ms=round(percentile(lat[b], 50), 1), add_one_p95_ms=round(percentile(lat[b], 95), 1),
+        out[b].update(add_one_p50_ms=round(percentile(lat[b], 50), 1),
+                      add_one_p95_ms=round(percentile(lat[b], 95), 1),
                       add_one_per_s=round(adds / (sum(lat[b]) / 1000), 1),
                       add_batched_per_s=round(adds / batch_s[b], 1))
         stores[b].close()
@@ -81,26 +73,22 @@ def measure(base: str, url: str, sizes: list[int], adds: int, queries: int) -> d
         stores = {b: fresh(b, f"n{size}") for b in backends}
         entry: dict = {b: {} for b in backends}
         for b in backends:
-            t = time.perf_counter()
-            stores[b].import_memories(mems, batch=500)
-            entry[b]["fill_per_s"] = round(size / (time.perf_counter() - t), 1)
+            entry[b]["fill_per_s"] = round(size / (time_ms(stores[b].import_memories, mems, batch=500) / 1000), 1)
             stores[b].search("warm up the index", k=5, profile="default")
         lat = {b: [] for b in backends}
         for q in range(queries):
             query = QUERIES[q % len(QUERIES)] + ("" if q < len(QUERIES) else f" {rng.randint(0, 999)}")
             for b in backends:
-                t = time.perf_counter()
-                stores[b].search(query, k=5, profile="default")
-                lat[b].append((time.perf_counter() - t) * 1000)
+                lat[b].append(time_ms(stores[b].search, query, k=5, profile="default"))
         for b in backends:
-            t = time.perf_counter()
-            report = compact(stores[b], dry_run=True)
+            with Stopwatch() as sw:
+                report = compact(stores[b], dry_run=True)
             entry[b].update(search_p50_ms=round(percentile(lat[b], 50), 2),
                             search_p95_ms=round(percentile(lat[b], 95), 2),
-                            compact_dry_run_s=round(time.perf_counter() - t, 2), compact_would_merge=len(report.merges))
-        t = time.perf_counter()
-        mig = migrate(stores["embedded"], url, database=f"bench-migrate-{size}-{os.getpid()}")
-        entry["embedded"].update(migrate_to_server_s=round(time.perf_counter() - t, 2), migrate_ok=mig.ok)
+                            compact_dry_run_s=round(sw.s, 2), compact_would_merge=len(report.merges))
+        with Stopwatch() as sw:
+            mig = migrate(stores["embedded"], url, database=f"bench-migrate-{size}-{os.getpid()}")
+        entry["embedded"].update(migrate_to_server_s=round(sw.s, 2), migrate_ok=mig.ok)
         for b in backends:
             stores[b].close()
             out[b][f"n{size}"] = entry[b]
@@ -119,20 +107,21 @@ def main(argv: list[str] | None = None) -> int:
 
     from tests.support.chroma_server import ChromaServer
 
-    base = tempfile.mkdtemp(prefix="automem-bench-server-")
-    server = None if args.url else ChromaServer(os.path.join(base, "chroma-server")).start()
-    url = args.url or server.url
-    try:
-        # The load average says how busy the machine was: both backends share it, so compare them side by side.
-        result = {"url": url, "cpus": os.cpu_count(), "load_before": round(os.getloadavg()[0], 2)}
-        result.update(measure(base, url, sizes, args.adds, args.queries))
-        result["load_after"] = round(os.getloadavg()[0], 2)
-    finally:
-        if server is not None:
-            server.stop()
+    with temp_root(prefix="automem-bench-server-") as base:
+        server = None if args.url else ChromaServer(str(base / "chroma-server")).start()
+        url = args.url or server.url
+        try:
+            # The load average says how busy the machine was: both backends share it, so compare them side by side.
+            result = {"url": url, "cpus": os.cpu_count(), "load_before": round(os.getloadavg()[0], 2)}
+            result.update(measure(str(base), url, sizes, args.adds, args.queries))
+            result["load_after"] = round(os.getloadavg()[0], 2)
+        finally:
+            if server is not None:
+                server.stop()
     if args.json:
-        print(json.dumps(result))
+        print_json(result)
         return 0
+    print(header("bench_server"))
     e, s = result["embedded"], result["server"]
     rows = [("add, write path, one by one: p50 ms", "add_one_p50_ms"), ("  p95 ms", "add_one_p95_ms"),
             ("  adds/s", "add_one_per_s"), ("add, batches of 50: adds/s", "add_batched_per_s")]

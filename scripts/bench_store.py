@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Store benchmark: prints add throughput, search latency at 1k and 10k memories, import time, and peak RSS.
 
-    python scripts/bench_store.py [--sizes 1000,10000] [--adds 300] [--queries 200] [--json]
+    python -m scripts.bench_store [--sizes 1000,10000] [--adds 300] [--queries 200] [--json]
 
 Add throughput goes through the whole write path (validate, embed, lock, neighbour lookup, decide, write), one by
 one and in batches of 50. The 1k/10k stores are filled with `Store.import_memories` (same embedding and Chroma
@@ -11,41 +11,24 @@ writes, no dedup decision) to keep the run short; search latency is `Store.searc
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
-import resource
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
-
-from stress_store import memory_bank, memory_text  # noqa: E402  (same generator of distinct sentences)
+from scripts.harness import REPO, Stopwatch, header, peak_rss_mb, percentile, print_json, temp_root, time_ms
+from scripts.stress_store import memory_bank, memory_text  # the same generator of distinct sentences
 
 QUERIES = ["which team owns the dashboard", "how often does the pipeline run", "where does the cache live",
            "what was the service renamed to", "how much memory does the cluster need", "用户用什么编辑器",
            "部署之前要做什么", "who gets the alerts", "how long is history kept", "what does the library depend on"]
 
 
-def percentile(values: list[float], p: float) -> float:
-    values = sorted(values)
-    k = (len(values) - 1) * p / 100
-    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
-    return values[lo] + (values[hi] - values[lo]) * (k - lo)
-
-
 def import_time(runs: int = 5) -> float:
     """Median wall time of `python -c "import automem"` in a fresh process."""
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import automem"], check=True, cwd=REPO)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    return statistics.median(time_ms(subprocess.run, [sys.executable, "-c", "import automem"], check=True, cwd=REPO)
+                             for _ in range(runs)) / 1000
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,50 +45,46 @@ def main(argv: list[str] | None = None) -> int:
     from automem.paths import Location
 
     out: dict = {"import_automem_s": round(import_time(), 3)}
-    base = tempfile.mkdtemp(prefix="automem-bench-")
-    cfg = load_config(Location.resolve(base)) if os.environ.get("AUTOMEM_CHROMA_URL") else Config()
+    with temp_root(prefix="automem-bench-") as base:
+        cfg = load_config(Location.resolve(base)) if os.environ.get("AUTOMEM_CHROMA_URL") else Config()
 
-    # Write path throughput (store starts empty).
-    loc = Location.resolve(os.path.join(base, "adds"))
-    store = Store(loc, cfg)
-    store.embed(["warm up the model"])
-    t = time.perf_counter()
-    single = [remember(store, [Candidate(memory_text(1, i), wing="episodic")])[0] for i in range(args.adds)]
-    one_by_one = args.adds / (time.perf_counter() - t)
-    t = time.perf_counter()
-    batched = []
-    for start in range(0, args.adds, 50):
-        batched += remember(store, [Candidate(memory_text(2, i), wing="episodic") for i in range(start, start + 50)])
-    batch_rate = args.adds / (time.perf_counter() - t)
-    store.close()
-    out["add_one_by_one_per_s"] = round(one_by_one, 1)
-    out["add_batched_per_s"] = round(batch_rate, 1)
-    out["add_decisions"] = {a: sum(d.action == a for d in single + batched) for a in ("new", "update", "duplicate")}
-
-    rng = random.Random(7)
-    for size in [int(s) for s in args.sizes.split(",") if s]:
-        loc = Location.resolve(os.path.join(base, f"n{size}"))
-        store = Store(loc, cfg)
-        mems = memory_bank(size)
-        t = time.perf_counter()
-        store.import_memories(mems, batch=500)
-        fill = time.perf_counter() - t
-        store.search("warm up the index", k=5, profile="default")
-        lat = []
-        for q in range(args.queries):
-            query = QUERIES[q % len(QUERIES)] + ("" if q < len(QUERIES) else f" {rng.randint(0, 999)}")
-            t = time.perf_counter()
-            store.search(query, k=5, profile="default")
-            lat.append((time.perf_counter() - t) * 1000)
+        # Write path throughput (store starts empty).
+        store = Store(Location.resolve(base / "adds"), cfg)
+        store.embed(["warm up the model"])
+        with Stopwatch() as sw:
+            single = [remember(store, [Candidate(memory_text(1, i), wing="episodic")])[0] for i in range(args.adds)]
+        one_by_one = args.adds / sw.s
+        batched = []
+        with Stopwatch() as sw:
+            for start in range(0, args.adds, 50):
+                batched += remember(store, [Candidate(memory_text(2, i), wing="episodic")
+                                            for i in range(start, start + 50)])
+        batch_rate = args.adds / sw.s
         store.close()
-        out[f"search_{size}"] = {"p50_ms": round(percentile(lat, 50), 2), "p95_ms": round(percentile(lat, 95), 2),
-                                 "fill_per_s": round(size / fill, 1)}
-    out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        out["add_one_by_one_per_s"] = round(one_by_one, 1)
+        out["add_batched_per_s"] = round(batch_rate, 1)
+        out["add_decisions"] = {a: sum(d.action == a for d in single + batched) for a in ("new", "update", "duplicate")}
+
+        rng = random.Random(7)
+        for size in [int(s) for s in args.sizes.split(",") if s]:
+            store = Store(Location.resolve(base / f"n{size}"), cfg)
+            mems = memory_bank(size)
+            fill_s = time_ms(store.import_memories, mems, batch=500) / 1000
+            store.search("warm up the index", k=5, profile="default")
+            lat = []
+            for q in range(args.queries):
+                query = QUERIES[q % len(QUERIES)] + ("" if q < len(QUERIES) else f" {rng.randint(0, 999)}")
+                lat.append(time_ms(store.search, query, k=5, profile="default"))
+            store.close()
+            out[f"search_{size}"] = {"p50_ms": round(percentile(lat, 50), 2), "p95_ms": round(percentile(lat, 95), 2),
+                                     "fill_per_s": round(size / fill_s, 1)}
+    out["peak_rss_mb"] = peak_rss_mb()
     out["backend"] = "server" if cfg.chroma_url else "embedded"
 
     if args.json:
-        print(json.dumps(out))
+        print_json(out)
         return 0
+    print(header("bench_store"))
     print(f"backend: {out['backend']}")
     print(f"python -c 'import automem': {out['import_automem_s'] * 1000:.0f} ms (median of 5)")
     print(f"add through the write path: {out['add_one_by_one_per_s']}/s one by one, "

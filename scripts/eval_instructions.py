@@ -22,7 +22,7 @@ is that no injection and no personal fact becomes an instruction. With an autome
 the check path is what the write path did then (`looks_like_injection`, nothing refiled), so the same script
 measures the code before and after.
 
-    python scripts/eval_instructions.py [--part tune,holdout,holdout2] [--json] [--failures]
+    python -m scripts.eval_instructions [--part tune,holdout,holdout2] [--json] [--failures]
 
 `--failures` lists the tune lines handled wrongly (never the held-out ones).
 """
@@ -34,8 +34,9 @@ import json
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO / "tests" / "data" / "instruction_corpus"
+from scripts.harness import DATA, header, print_json
+
+CORPUS = DATA / "instruction_corpus"
 PARTS = {"tune": "tune.jsonl", "tune2": "tune2.jsonl", "holdout": "holdout.jsonl", "holdout2": "holdout2.jsonl"}
 TUNED = ("tune", "tune2")  # the parts whose lines --failures may list
 LABELS = ("injection", "legit", "personal", "fact")
@@ -157,7 +158,6 @@ def main() -> int:
     ap.add_argument("--failures", action="store_true",
                     help="list the tuned parts' lines handled wrongly (never a held-out line)")
     args = ap.parse_args()
-    sys.path.insert(0, str(REPO))
     report = {}
     for part in args.part.split(","):
         if part not in PARTS:
@@ -173,9 +173,10 @@ def main() -> int:
                 result[p].pop("wrong")
         report[part] = result
     if args.json:
-        print(json.dumps({p: {k: (v if k == "lines" else {"figures": v["figures"]}) for k, v in r.items()}
-                          for p, r in report.items()}, ensure_ascii=False))
+        print_json({p: {k: (v if k == "lines" else {"figures": v["figures"]}) for k, v in r.items()}
+                    for p, r in report.items()}, ensure_ascii=False)
     else:
+        print(header("eval_instructions"))
         for part, result in report.items():
             print(f"{part} ({result['lines']} lines)")
             for path in ("check", "rules"):

@@ -24,7 +24,8 @@ same texts. Evidence strings are split on ';' / ',' / spaces ("D8:6; D9:17") and
 
 Splits: `tune` = conversations 26, 30, 41; `held-out` = 42, 43; `all` (default) prints tune, held-out and all.
 
-    python scripts/eval_locomo.py /work/shared/benchmarks/locomo [--split all|tune|held-out] [--json] [--misses N]
+    python -m scripts.eval_locomo /work/shared/benchmarks/locomo [--split all|tune|held-out] [--json]
+                                  [--misses N]
 
 A missing or unreadable file, or one not in LoCoMo's format, is a one-line error and exit 2.
 """
@@ -35,18 +36,11 @@ import argparse
 import json
 import re
 import sqlite3
-import statistics
 import sys
-import tempfile
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-sys.path.insert(1, str(Path(__file__).resolve().parent))  # its sibling scripts
-from revision import commit  # noqa: E402
+from scripts.harness import Stopwatch, commit, measured_at, percentile, print_json, temp_root
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 SPLITS = {"tune": ("26", "30", "41"), "held-out": ("42", "43")}
@@ -246,26 +240,25 @@ def run(convs: list[dict], k: int = 5) -> dict:
         bm25.add(c["name"], [(t["text"], t["id"]) for t in c["turns"]])
     rows = []
     latency = {m: [] for m in METHODS}
-    with tempfile.TemporaryDirectory(prefix="automem-locomo-") as tmp:
+    with temp_root(prefix="automem-locomo-") as tmp:
         store = open_store(Location.resolve(hermes_home=tmp), Config())
         try:
-            started = time.perf_counter()
-            stored = store.import_memories(memories)
-            load_s = time.perf_counter() - started
+            with Stopwatch() as load:
+                stored = store.import_memories(memories)
             count = store.count()
             store.recall("warm up", k=k, profile=convs[0]["name"])  # first-call costs (lexicon, caches) left out
             for c in convs:
                 for q in c["questions"]:
                     row = dict(q)
                     for method in METHODS:
-                        t0 = time.perf_counter()
-                        if method == "automem":
-                            found = [m.id for m, _ in store.recall(q["question"], k=k, profile=c["name"])]
-                        elif method == "vectors":
-                            found = [m.id for m, _ in store.search(q["question"], k=k, profile=c["name"])]
-                        else:
-                            found = bm25.search(c["name"], q["question"], k)
-                        latency[method].append((time.perf_counter() - t0) * 1000)
+                        with Stopwatch() as sw:
+                            if method == "automem":
+                                found = [m.id for m, _ in store.recall(q["question"], k=k, profile=c["name"])]
+                            elif method == "vectors":
+                                found = [m.id for m, _ in store.search(q["question"], k=k, profile=c["name"])]
+                            else:
+                                found = bm25.search(c["name"], q["question"], k)
+                        latency[method].append(sw.ms)
                         dias = [dia_of.get(i, i) for i in found]
                         row[method] = dias
                         row[f"{method}_hit"] = any(d in q["evidence"] for d in dias)
@@ -273,7 +266,7 @@ def run(convs: list[dict], k: int = 5) -> dict:
         finally:
             store.close()
     text_of = {t["dia_id"] + "\x1f" + c["name"]: t["text"] for c in convs for t in c["turns"]}
-    return {"rows": rows, "load_s": load_s, "stored": stored, "count": count, "latency": latency,
+    return {"rows": rows, "load_s": load.s, "stored": stored, "count": count, "latency": latency,
             "text_of": text_of}
 
 
@@ -309,7 +302,7 @@ def groups(rows: list[dict], convs: list[dict], split: str) -> dict[str, list[di
 
 def print_table(result: dict, table: dict[str, dict], convs: list[dict], k: int) -> None:
     cols = [*CATEGORIES.values(), "overall"]
-    print(f"LoCoMo evidence recall@{k}, categories 1-4, commit {result['commit']}")
+    print(f"LoCoMo evidence recall@{k}, categories 1-4, commit {result['commit']}, {measured_at()}")
     print(f"conversations: {', '.join(c['name'] for c in convs)}; {result['turns']} turns stored "
           f"({result['truncated']} over {result['max_chars']} chars, {'cut' if not CHUNK else 'split into parts'}), "
           f"{result['questions']} questions "
@@ -392,8 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         "truncated": sum(c["truncated"] for c in convs), "max_chars": limit,
         "questions": len(rows), "unanswerable": sum(c["unanswerable"] for c in convs),
         "load_s": round(res["load_s"], 2),
-        "latency_ms": {m: {"p50": round(statistics.median(v), 2) if v else 0.0,
-                           "p95": round(sorted(v)[int(0.95 * (len(v) - 1))], 2) if v else 0.0}
+        "latency_ms": {m: {"p50": round(percentile(v, 50), 2) if v else 0.0,
+                           "p95": round(percentile(v, 95), 2) if v else 0.0}
                        for m, v in res["latency"].items()},
         "table": table,
     }
@@ -402,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
             result["misses"] = [{k: r[k] for k in ("conv", "question", "category", "evidence", "automem",
                                                    "vectors_hit", "bm25_hit")}
                                 for r in rows if not r["automem_hit"]][:args.misses]
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print_json(result, ensure_ascii=False, indent=2)
     else:
         print_table(result, table, convs, args.k)
         if args.misses:

@@ -10,7 +10,7 @@ parts print aggregate figures only, even with --failures, so tuning never sees t
 texts of the project's other corpora (the dedup pairs and corpus, the recall bank, the sample conversation), none
 of which holds a secret: every one flagged there is a false positive.
 
-    python scripts/eval_secrets.py [--split tune|tune2|...|tune5|holdout|holdout2] [--failures] [--json]
+    python -m scripts.eval_secrets [--split tune|tune2|...|tune5|holdout|holdout2] [--failures] [--json]
 
 Exit 1 when a secret is missed or a look-alike is changed.
 """
@@ -22,13 +22,9 @@ import json
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from automem.text import find_secret, normalise, redact_secrets
+from scripts.harness import DATA, header, print_json
 
-from automem.text import find_secret, normalise, redact_secrets  # noqa: E402
-
-DATA = REPO / "tests" / "data"
 SPLITS = ("tune", "tune2", "tune3", "tune4", "tune5", "holdout", "holdout2")
 BLIND = frozenset({"holdout", "holdout2"})  # their misses are counted, never listed
 
@@ -103,7 +99,7 @@ def ordinary_texts() -> list[str]:
             for value in obj:
                 walk(value)
 
-    data = REPO / "tests" / "data"
+    data = DATA
     for path in [data / "dedup_pairs.jsonl", *sorted((data / "dedup_corpus").glob("*.jsonl"))]:
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
@@ -138,8 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     flagged = false_positives(texts)
     result["ordinary"] = {"texts": len(texts), "flagged": len(flagged), "examples": flagged[:20]}
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=1))
+        print_json(result, ensure_ascii=False, indent=1)
     else:
+        print(header("eval_secrets"))
         for name, r in result.items():
             if name == "ordinary":
                 print(f"ordinary texts of the other corpora flagged as secrets: {r['flagged']}/{r['texts']}")

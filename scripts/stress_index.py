@@ -2,35 +2,29 @@
 """Writers importing batches of 256 into one embedded store at once, some SIGKILLed mid-batch: does the recall index
 cover what Chroma holds afterwards, and when it does not, does it know?
 
-    python scripts/stress_index.py [--rounds 7] [--writers 3] [--batches 6] [--kills 4] [--readers 1] [--seed 1]
+    python -m scripts.stress_index [--rounds 7] [--writers 3] [--batches 6] [--kills 4] [--readers 1] [--seed 1]
                                    [--json]
 
-Each round: a fresh root; `--writers` processes each add `--batches` batches of 256 memories (random vectors, the
-path `automem import` takes: Store.write_records, index first, then Chroma); `--kills` times a random writer is
-SIGKILLed at a random moment and a new one takes its place; every writer, and `--readers` long-lived readers,
-rebuild the index when they find it stale (as drainers and the resident do). Then, before anything opens the store through automem, the
+Each round: a fresh root; `--writers` processes each add `--batches` batches of 256 memories (random vectors, the path
+`automem import` takes: Store.write_records, index first, then Chroma); `--kills` times a random writer is SIGKILLed
+at a random moment and a new one takes its place; every writer, and `--readers` long-lived readers, rebuild the index
+when they find it stale (as drainers and the resident do). Then, before anything opens the store through automem, the
 checker reads Chroma's records and the index's rows directly, and prints per round: records in Chroma, rows in the
 index, how many Chroma records the index lacks ("missing") and whether the index called itself fresh all the same
 ("silent"). Then a reader opens the store the way recall does (`Store.ensure_index`) and the check is made again
-("after a reader").
-Exit 1 when any round ends with a gap after a reader.
-"""
+("after a reader"). Exit 1 when any round ends with a gap after a reader. """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import signal
 import sqlite3
 import subprocess
-import sys
-import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
+from scripts.harness import REPO, header, print_json, python_m, temp_root
 
 BATCH = 256
 DIM = 512
@@ -79,9 +73,9 @@ def reader(root: str, seconds: float) -> int:
 
 
 def _spawn(root: str, writer: int, batches: int, seed: int) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", str(writer), "--root", root,
-                             "--batches", str(batches), "--seed", str(seed)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return subprocess.Popen(python_m("scripts.stress_index", "--worker", str(writer), "--root", root, "--batches",
+                                     str(batches), "--seed", str(seed)),
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO)
 
 
 def raw_state(root: str) -> dict:
@@ -127,11 +121,16 @@ def after_reader(root: str) -> dict:
 
 
 def one_round(writers: int, batches: int, kills: int, rng: random.Random, readers: int = 1) -> dict:
-    root = tempfile.mkdtemp(prefix="automem-stress-index-")
+    """One round in a fresh root (removed afterwards): the kills, then the checks."""
+    with temp_root(prefix="automem-stress-index-") as tmp:
+        return _round(str(tmp), writers, batches, kills, rng, readers)
+
+
+def _round(root: str, writers: int, batches: int, kills: int, rng: random.Random, readers: int) -> dict:
     seed = rng.randrange(1 << 30)
     children = {w: _spawn(root, w, batches, seed + w) for w in range(writers)}
     time.sleep(1.0)  # the store exists: readers open it
-    readers_ = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--reader", "--root", root],
+    readers_ = [subprocess.Popen(python_m("scripts.stress_index", "--reader", "--root", root), cwd=REPO,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(readers)]
     next_writer = writers
     done_kills = 0
@@ -183,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.reader:
         return reader(args.root, 1200.0)
     rng = random.Random(args.seed)
+    if not args.json:
+        print(header("stress_index"), flush=True)
     results = []
     for r in range(args.rounds):
         res = one_round(args.writers, args.batches, args.kills, rng, args.readers)
@@ -197,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
                "gaps_before_a_reader": sum(r["before"]["missing"] > 0 for r in results),
                "gaps_after_a_reader": sum(r["after"]["missing"] > 0 or r["after"]["extra"] > 0 for r in results)}
     if args.json:
-        print(json.dumps({"summary": summary, "rounds": results}))
+        print_json({"summary": summary, "rounds": results})
     else:
         print(json.dumps(summary))
     return 1 if summary["gaps_after_a_reader"] else 0

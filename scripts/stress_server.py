@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writers on several "machines" share one Chroma server: nothing is lost, racing copies of a fact collapse.
 
-    python scripts/stress_server.py [--url URL --database DB] [--procs 4] [--per-proc 200] [--rounds 10] [--json]
+    python -m scripts.stress_server [--url URL --database DB] [--procs 4] [--per-proc 200] [--rounds 10] [--json]
 
 Every writer process gets its own Hermes root (so its own write lock, as on separate machines: nothing
 serialises them) and the same `chroma_url` + database. Without --url a Chroma server is started on 127.0.0.1
@@ -23,15 +23,11 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
-sys.path.insert(0, os.path.join(REPO, "scripts"))
-
-from stress_store import memory_text  # noqa: E402  (distinct sentences, none a restatement of another)
+from scripts.harness import REPO, header, print_json, python_m, temp_root
+from scripts.stress_store import memory_text  # distinct sentences, none a restatement of another
 
 # (identical sentence, first wording, second wording of the same fact): the dedup decision calls each pair of
 # wordings a duplicate when it sees one after the other.
@@ -98,8 +94,8 @@ WORKER_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THRE
 
 
 def _spawn(args: list[str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, os.path.abspath(__file__)] + args, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **WORKER_ENV})
+    return subprocess.Popen(python_m("scripts.stress_server", *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, **WORKER_ENV}, cwd=REPO)
 
 
 # -- phases ----------------------------------------------------------------------------------------------------
@@ -214,9 +210,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker_rounds:
         return worker_rounds(args.root, args.go, json.loads(args.texts), args.wing)
 
+    with temp_root(prefix="automem-stress-server-") as base:
+        return run(str(base), args)
+
+
+def run(base: str, args: argparse.Namespace) -> int:
     from tests.support.chroma_server import ChromaServer, create_database
 
-    base = tempfile.mkdtemp(prefix="automem-stress-server-")
     server = None
     url = args.url
     if not url:
@@ -237,8 +237,9 @@ def main(argv: list[str] | None = None) -> int:
                     and all(n == 1 for n in same["wordings_active_after_compact"])
                     and same["compact_again"]["merged"] == 0)
     if args.json:
-        print(json.dumps(result))
+        print_json(result)
     else:
+        print(header("stress_server"))
         print(f"server {url}, database {database}")
         print(f"concurrent: {conc['procs']} writers x {conc['per_proc']} writes in {conc['seconds']} s "
               f"({conc['writes_per_s']}/s): {conc['reported_stored']} reported stored, {conc['on_server']} on the "

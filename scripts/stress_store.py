@@ -1,25 +1,23 @@
 #!/usr/bin/env python3
 """Several processes write one embedded store at the same time, and a writer is SIGKILLed mid-batch.
 
-    python scripts/stress_store.py [--procs 8] [--per-proc 100] [--kill-rounds 3] [--root DIR] [--json]
+    python -m scripts.stress_store [--procs 8] [--per-proc 100] [--kill-rounds 3] [--root DIR] [--json]
 
 Prints how many memories each writer reported stored, how many the store holds afterwards, whether every reported
-id is there, and whether the store reopens. Exit 1 if anything was lost. Used by tests/test_concurrency.py.
+id is there, and whether the store reopens. Exit 1 if anything was lost. Without --root the store is made in a
+temporary folder, removed at the end. Used by tests/test_concurrency.py (which runs it as a process).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import signal
 import subprocess
-import sys
-import tempfile
 import time
+from contextlib import nullcontext
+from pathlib import Path
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
+from scripts.harness import REPO, header, print_json, python_m, temp_root
 
 # Real sentences, one per writer and index, each about a different (made-up) thing, so none is a restatement of
 # another: the write path stores every one of them (as new, or as an update of a similar one).
@@ -75,9 +73,9 @@ def worker(root: str, writer: int, count: int, start: int = 0) -> int:
 
 
 def _spawn(root: str, writer: int, count: int, start: int = 0) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", str(writer), "--root", root,
-                             "--count", str(count), "--start", str(start)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(python_m("scripts.stress_store", "--worker", str(writer), "--root", root, "--count",
+                                     str(count), "--start", str(start)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
 
 
 def _reported(out: str) -> list[str]:
@@ -153,10 +151,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--start", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    root = args.root or tempfile.mkdtemp(prefix="automem-stress-")
     if args.worker is not None:
-        return worker(root, args.worker, args.count, args.start)
+        return worker(args.root, args.worker, args.count, args.start)
+    with (nullcontext(Path(args.root)) if args.root else temp_root(prefix="automem-stress-")) as root:
+        return run(str(root), args)
 
+
+def run(root: str, args: argparse.Namespace) -> int:
     result: dict = {"root": root}
     conc = concurrent_writers(root, args.procs, args.per_proc)
     ids = conc.pop("ids")
@@ -171,17 +172,19 @@ def main(argv: list[str] | None = None) -> int:
                     and result["check"]["stored_total"] >= len(ids)
                     and result["check"]["reopen_query_ok"])
     if args.json:
-        print(json.dumps(result))
+        print_json(result)
     else:
         c, k = result["concurrent"], result.get("killed", {})
+        print(header("stress_store"))
         print(f"{c['procs']} writers x {c['per_proc']}: {c['reported_stored']} reported stored in {c['seconds']} s "
               f"({c['writes_per_s']} writes/s through the write path), errors: {c['errors'] or 'none'}")
         if k:
-            print(f"SIGKILLed writer: {len(k['kills'])} kills, {k['reported_stored']} writes reported before the kills")
+            print(f"SIGKILLed writer: {len(k['kills'])} kills, {k['reported_stored']} writes reported before the "
+                  f"kills")
         ch = result["check"]
         print(f"store after: {ch['stored_total']} memories, missing reported ids: {len(ch['missing'])}, "
-              f"reopen write: {ch['reopen_write']}, "
-              f"vector query after reopen: {'ok' if ch['reopen_query_ok'] else 'FAILED'}")
+              f"reopen write: {ch['reopen_write']}, vector query after reopen: "
+              f"{'ok' if ch['reopen_query_ok'] else 'FAILED'}")
         print("OK" if result["ok"] else "FAILED")
     return 0 if result["ok"] else 1
 

@@ -8,7 +8,7 @@ model together, as the write path combines them), chooses the thresholds there (
 model alone takes no more than (1 - floor) of the kept lines out of fold: for an injection, among the lines that are
 orders, the only ones it reads, automem.core.mood), and writes automem/data/instruction_model.json.
 
-    python scripts/train_instruction_model.py [--folds 5] [--l2 1e-3] [--legit-floor 0.97] [--dry-run]
+    python -m scripts.train_instruction_model [--folds 5] [--l2 1e-3] [--legit-floor 0.97] [--dry-run]
 """
 
 from __future__ import annotations
@@ -16,11 +16,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO / "tests" / "data" / "instruction_corpus"
+from scripts.harness import DATA, REPO, header
+
+CORPUS = DATA / "instruction_corpus"
 TUNE = (CORPUS / "tune.jsonl", CORPUS / "tune2.jsonl")
 AS_LABEL = {"fact": "legit"}  # a description is kept, as a way of working is
 OUT = REPO / "automem" / "data" / "instruction_model.json"
@@ -93,7 +92,6 @@ def main() -> int:
                     help="legit share the model alone keeps out of fold, for each threshold")
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args()
-    sys.path.insert(0, str(REPO))
     import numpy as np
 
     from automem.core.embeddings import embed
@@ -104,6 +102,7 @@ def main() -> int:
     texts = [normalise(line["text"]) for line in lines]
     y = np.array([LABELS.index(AS_LABEL.get(line["label"], line["label"])) for line in lines])
     x = np.asarray(embed(texts), dtype=np.float64)
+    print(header("train_instruction_model"))
     rng = np.random.default_rng(27)
     order = rng.permutation(len(lines))
     folds = np.array_split(order, args.folds)

@@ -7,15 +7,16 @@ computes every question's candidates once, with their features (cosine similarit
 the question's idf the memory holds, shared concepts, the share of its sentences that ask), then scores fusion
 settings over those cached features:
 
-- LoCoMo evidence recall@5 (the measure of `scripts/eval_locomo.py`; tune = conversations 26, 30, 41; held-out =
-  42, 43);
-- the recall bank's search hit@1 / hit@3 (`scripts/eval_recall.py`'s search measure; tune = recall_bank.json,
-  held-out = recall_bank_heldout.json and recall_bank_heldout2/3/4/5.json).
+- LoCoMo evidence recall@5 (the measure of `python -m scripts.eval_locomo`; tune = conversations 26, 30, 41;
+  held-out = 42, 43);
+- the recall bank's search hit@1 / hit@3 (`python -m scripts.eval_recall`'s search measure; tune =
+  recall_bank.json, held-out = recall_bank_heldout.json and recall_bank_heldout2/3/4/5.json).
 
 The grid is ranked by the tune parts alone (LoCoMo tune recall@5 + bank hit@3, with hit@1 as the tie-break); the
-held-out figures of the best settings are printed beside them, never used to choose.
+held-out figures of the best settings are printed beside them, never used to choose. The scoring at a setting is
+tests/support/fusion_grid.py (tests/test_ranking.py checks it ranks as `fuse` at the shipped setting).
 
-    python scripts/tune_recall.py /work/shared/benchmarks/locomo [--top 10]
+    python -m scripts.tune_recall /work/shared/benchmarks/locomo [--top 10] [--cache FILE]
 """
 
 from __future__ import annotations
@@ -24,17 +25,12 @@ import argparse
 import itertools
 import pickle
 import sys
-import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-sys.path.insert(1, str(Path(__file__).resolve().parent))
-
-import eval_locomo  # noqa: E402
-import eval_recall  # noqa: E402
-from automem.core.ranking import COVERAGE_POWER, KEYWORD_GATE, QUESTION_PENALTY, base_score  # noqa: E402
+from scripts import eval_locomo
+from scripts.harness import DATA, header, temp_root
+from tests.support import recall_eval
+from tests.support.fusion_grid import hit_rate, shipped_setting
 
 
 def candidates(store, query: str, profile: str, pool: int) -> list[dict]:
@@ -61,33 +57,6 @@ def candidates(store, query: str, profile: str, pool: int) -> list[dict]:
     return list(out.values())
 
 
-def shipped_setting() -> dict:
-    """The grid point `Store.recall` uses: the config's default weights, automem.core.ranking's coverage power,
-    keyword gate and question penalty, no RRF."""
-    from automem.config import Config
-
-    cfg = Config()
-    return {"kw": cfg.recall_keyword_weight, "cov_pow": COVERAGE_POWER, "ov": cfg.recall_rerank_weight, "rrf": 0.0,
-            "gate": KEYWORD_GATE, "qpen": QUESTION_PENALTY}
-
-
-def score(c: dict, p: dict) -> float:
-    """A candidate's fused score at setting `p`: `automem.core.ranking.base_score`, as `fuse` computes it, plus the
-    shared concepts (and, when the setting has it, reciprocal-rank fusion); at `shipped_setting()` it ranks as
-    `fuse` does (tests/test_ranking.py checks that)."""
-    s = base_score(c["sim"], c["kw"], c["cov"], c["text"], p["kw"], p.get("gate") or None, p.get("qpen", 0.0),
-                   p["cov_pow"]) + p["ov"] * c["ov"]
-    if p["rrf"]:
-        s += p["rrf"] * ((1 / (60 + c["vrank"]) if c["vrank"] is not None else 0) +
-                         (1 / (60 + c["krank"]) if c["krank"] is not None else 0)) * 60
-    return s
-
-
-def ranked(cands: list[dict], p: dict, k: int) -> list[str]:
-    order = sorted(enumerate(cands), key=lambda ic: (-score(ic[1], p), ic[0]))
-    return [c["id"] for _, c in order[:k]]
-
-
 def collect_locomo(path: str, pool: int) -> dict[str, list]:
     from automem.config import Config
     from automem.core.store import open_store
@@ -98,7 +67,7 @@ def collect_locomo(path: str, pool: int) -> dict[str, list]:
     convs = [eval_locomo.load_conversation(f, MAX_CHARS) for f in files]
     memories, dia_of = eval_locomo.build_memories(convs)
     parts: dict[str, list] = {"tune": [], "held-out": []}
-    with tempfile.TemporaryDirectory(prefix="automem-tune-") as tmp:
+    with temp_root(prefix="automem-tune-") as tmp:
         store = open_store(Location.resolve(hermes_home=tmp), Config())
         try:
             store.import_memories(memories)
@@ -118,12 +87,12 @@ def collect_bank(bank_path: Path, pool: int) -> list:
     from automem.core.store import open_store
     from automem.paths import Location
 
-    bank = eval_recall.load_bank(bank_path)
+    bank = recall_eval.load_bank(bank_path)
     rows = []
-    with tempfile.TemporaryDirectory(prefix="automem-tune-") as tmp:
+    with temp_root(prefix="automem-tune-") as tmp:
         store = open_store(Location.resolve(hermes_home=tmp), Config())
         try:
-            mapping, _ = eval_recall.load_into(store, bank)
+            mapping, _ = recall_eval.load_into(store, bank)
             for q in bank["questions"]:
                 good = {mapping[e] for e in q["expect"] if e in mapping}
                 rows.append((candidates(store, q["question"], q["profile"], pool), good))
@@ -132,15 +101,11 @@ def collect_bank(bank_path: Path, pool: int) -> list:
     return rows
 
 
-HELDOUT_BANKS = {"held-out": eval_recall.HELDOUT_BANK,
-                 "held-out2": REPO / "tests" / "data" / "recall_bank_heldout2.json",
-                 "held-out3": REPO / "tests" / "data" / "recall_bank_heldout3.json",
-                 "held-out4": REPO / "tests" / "data" / "recall_bank_heldout4.json",
-                 "held-out5": REPO / "tests" / "data" / "recall_bank_heldout5.json"}
-
-
-def hit_rate(rows: list, p: dict, k: int) -> float:
-    return sum(bool(set(ranked(c, p, k)) & good) for c, good in rows) / len(rows) if rows else 0.0
+HELDOUT_BANKS = {"held-out": recall_eval.HELDOUT_BANK,
+                 "held-out2": DATA / "recall_bank_heldout2.json",
+                 "held-out3": DATA / "recall_bank_heldout3.json",
+                 "held-out4": DATA / "recall_bank_heldout4.json",
+                 "held-out5": DATA / "recall_bank_heldout5.json"}
 
 
 def main(argv=None) -> int:
@@ -150,12 +115,13 @@ def main(argv=None) -> int:
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--cache", metavar="FILE", help="keep the candidates in FILE (pickle) and reuse them next time")
     args = ap.parse_args(argv)
+    print(header("tune_recall"), flush=True)
     if args.cache and Path(args.cache).exists():
         with open(args.cache, "rb") as fh:
             loc, bank = pickle.load(fh)
     else:
         loc = collect_locomo(args.locomo, args.pool)
-        bank = {"tune": collect_bank(eval_recall.DEFAULT_BANK, args.pool),
+        bank = {"tune": collect_bank(recall_eval.DEFAULT_BANK, args.pool),
                 **{part: collect_bank(path, args.pool) for part, path in HELDOUT_BANKS.items()}}
         if args.cache:
             with open(args.cache, "wb") as fh:

@@ -15,9 +15,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.mark.slow  # multi-process stress: eight writers of 100 memories each, then three SIGKILLed ones
 @pytest.mark.embedder("hash")  # what is tested is that nothing is lost, not what the texts mean
 def test_eight_writers_and_a_sigkilled_one_lose_nothing(tmp_path):
-    out = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "stress_store.py"), "--procs", "8",
-                          "--per-proc", "100", "--kill-rounds", "3", "--root", str(tmp_path), "--json"],
-                         capture_output=True, text=True, timeout=1200)
+    out = subprocess.run([sys.executable, "-m", "scripts.stress_store", "--procs", "8", "--per-proc", "100",
+                          "--kill-rounds", "3", "--root", str(tmp_path), "--json"],
+                         capture_output=True, text=True, timeout=1200, cwd=REPO)
     assert out.stdout.strip(), out.stderr
     result = json.loads(out.stdout.strip().splitlines()[-1])
     conc, killed, check = result["concurrent"], result["killed"], result["check"]

@@ -2,24 +2,22 @@
 
 The unit tests pass distances by hand: CLOSE is a typical paraphrase distance, AWAY beyond the related distance.
 Within the related distance the distance decides nothing (the offline encoder puts "3.11" and "3.12" closer than
-most paraphrases): the texts do. The last tests run scripts/eval_dedup.py's evaluation on the tune part of the
-corpus and on the older labelled set (never on the held-out part: that is measured once, by the script).
+most paraphrases): the texts do. The last tests run the corpus evaluation (tests/support/dedup_eval.py, what
+`python -m scripts.eval_dedup` prints) on the tune part of the corpus and on the older labelled set (never on the
+held-out part: that is measured once, by the script).
 """
 
 from __future__ import annotations
-
-import importlib.util
-from pathlib import Path
 
 import pytest
 
 from automem.config import Config
 from automem.core.analysis import analyse, changed_values, language, polarity_flipped, same_wording
 from automem.core.dedup import Neighbour, Question, Thresholds, Verdict, compare, decide, settle
+from tests.support import dedup_eval as ev
 
 TH = Thresholds.from_config(Config())
 CLOSE, AWAY = 0.2, TH.related + 0.05
-REPO = Path(__file__).resolve().parent.parent
 
 
 def action(existing: str, candidate: str, distance: float = CLOSE, event: bool = False) -> str:
@@ -391,15 +389,7 @@ def test_settle_keeps_the_rules_answer_when_the_judge_says_nothing_useful():
 
 # --- the labelled corpus, through the real write path --------------------------------------------------------------
 
-def _eval_module():
-    spec = importlib.util.spec_from_file_location("eval_dedup", REPO / "scripts" / "eval_dedup.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_corpus_is_large_three_labelled_and_covers_everyday_domains():
-    ev = _eval_module()
     tune = ev.load_pairs("tune")
     held = [p for part in sorted(ev.HELD_OUT) for p in ev.load_pairs(part)]
     assert len(tune) + len(held) >= 600 and len(held) * 3 >= len(tune + held) * 0.99
@@ -414,7 +404,6 @@ def test_the_corpus_is_large_three_labelled_and_covers_everyday_domains():
 @pytest.mark.parametrize("part", ["numbers", "kinds"])
 def test_the_later_held_out_parts_hold_all_three_labels_in_both_languages(part):
     """Written blind to the rules (tests/data/dedup_corpus/FIRST_CONTACT.md): only their shape is checked here."""
-    ev = _eval_module()
     pairs = ev.load_pairs(part)
     assert part in ev.HELD_OUT and len(pairs) >= 90
     assert {p["label"] for p in pairs} == {"restatement", "both_true", "replaces"}
@@ -427,7 +416,6 @@ def test_the_later_held_out_parts_hold_all_three_labels_in_both_languages(part):
 @pytest.mark.parametrize("part", ["tune", "old"])
 def test_offline_the_write_path_loses_no_fact_of_the_tuned_parts(part):
     """Facts lost (both-true decided duplicate or update, replaces decided duplicate) stay within 1%."""
-    ev = _eval_module()
     res = ev.run_part(part, ev.load_pairs(part), "offline")
     f = ev.figures(res["rows"])
     lost = [r for r in res["rows"] if r["first"] == "new" and (

@@ -104,21 +104,11 @@ def test_fuse_analyses_only_candidates_that_can_reach_the_top_k_and_ranks_as_if_
         assert len(set(analysed)) < len(texts)
 
 
-def test_the_tuning_script_scores_its_shipped_setting_as_recall_ranks():
-    """scripts/tune_recall.py scores settings over cached features; at the shipped setting its order is fuse's, so a
-    figure it prints for that row is what `Store.recall` would get."""
-    import importlib.util
-    import sys
-    from pathlib import Path
+def test_the_tuning_grid_scores_its_shipped_setting_as_recall_ranks():
+    """`python -m scripts.tune_recall` scores settings over cached features (tests/support/fusion_grid.py); at the
+    shipped setting its order is fuse's, so a figure it prints for that row is what `Store.recall` would get."""
+    from tests.support import fusion_grid as tune
 
-    scripts = Path(__file__).resolve().parent.parent / "scripts"
-    sys.path.insert(0, str(scripts))
-    try:
-        spec = importlib.util.spec_from_file_location("tune_recall", scripts / "tune_recall.py")
-        tune = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(tune)
-    finally:
-        sys.path.remove(str(scripts))
     p = tune.shipped_setting()
     rnd = random.Random(11)
     words = ["coffee", "vim", "deploy", "Chengdu", "咖啡", "编辑器", "部署", "成都", "blog", "博客"]

@@ -5,7 +5,8 @@ shares words or topic with a target but does not answer its questions) and 69 qu
 memories, 40 of them in the other language. The floors below were set on the 49-question bank (hit@3 93.9%);
 on the extended bank at bc0292b and d136539 (first contact, tests/data/RECALL_FIRST_CONTACT.md) search hit@3 is 91.3%
 (cross-language 90.0%), hit@1 73.9%, so they still hold as regression floors; the issue's target (hit@3 >= 95%,
-first turn >= 92%) is what `scripts/eval_recall.py` exits 1 on.
+first turn >= 92%) is what `python -m scripts.eval_recall` exits 1 on. The bank's loader and its search
+evaluation are tests/support/recall_eval.py.
 
 tests/data/recall_bank_heldout.json is the held-out bank: other people and topics, written before any rule was
 tuned on it. Only its shape is tested here; no figure of it is asserted, so nothing is tuned to pass on it.
@@ -13,29 +14,21 @@ tuned on it. Only its shape is tested here; no figure of it is asserted, so noth
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
+from tests.support import recall_eval as ev
 from tests.support.processes import processes_naming
 
 REPO = Path(__file__).resolve().parent.parent
 _results: dict[str, dict] = {}
 
 
-def _eval_module():
-    spec = importlib.util.spec_from_file_location("eval_recall", REPO / "scripts" / "eval_recall.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture
 def result(store, backend) -> dict:
     """The bank loaded into this backend's fresh store and every question asked (once per backend)."""
     if backend not in _results:
-        ev = _eval_module()
         _results[backend] = ev.evaluate(store, ev.load_bank(), k=3)
     return _results[backend]
 
@@ -48,7 +41,7 @@ SIZES = {"recall_bank.json": (70, 60, 25), "recall_bank_heldout.json": (40, 30, 
 
 @pytest.mark.parametrize("name", sorted(SIZES))
 def test_the_bank_is_large_varied_and_cross_language(name):
-    bank = _eval_module().load_bank(REPO / "tests" / "data" / name)
+    bank = ev.load_bank(REPO / "tests" / "data" / name)
     mems, questions = bank["memories"], bank["questions"]
     min_mems, min_questions, min_distractors = SIZES[name]
     assert len(mems) >= min_mems and len(questions) >= min_questions
@@ -80,7 +73,6 @@ def test_the_later_heldout_banks_share_nothing_with_the_others(name):
     their memories, ids or items (a question with the memory it expects), both languages in memories and questions,
     most questions cross-language. Two writers may word a question alike ("我对哪种抗生素过敏？" is in the second and
     the fifth bank), each about its own memory, but no more than one in twenty."""
-    ev = _eval_module()
 
     def items(bank):
         text = {m["id"]: m["text"] for m in bank["memories"]}
@@ -101,7 +93,6 @@ def test_the_later_heldout_banks_share_nothing_with_the_others(name):
 def test_the_heldout_bank_is_its_own():
     """Other people and topics than the main bank: no shared memory or question, about half Chinese, about a third
     of the questions cross-language."""
-    ev = _eval_module()
     main, held = ev.load_bank(), ev.load_bank(ev.HELDOUT_BANK)
     assert not {m["text"] for m in main["memories"]} & {m["text"] for m in held["memories"]}
     assert not {q["question"] for q in main["questions"]} & {q["question"] for q in held["questions"]}
@@ -131,7 +122,6 @@ def test_recall_floors_hold(result):
 
 
 def test_shown_text_is_compared_as_recall_shows_it():
-    ev = _eval_module()
     assert ev.shown_in("The user's cat\n is  called Miso", "- [persona] The user's cat is called Miso")
     assert ev.shown_in("see [automem:recall] here", "- [persona] " + ev.shown_form("see [automem:recall] here"))
     assert not ev.shown_in("The user's cat is called Miso", "- [persona] The user's sister has a dog")
@@ -143,7 +133,6 @@ def test_the_first_turn_runs_in_fresh_processes_and_leaves_nothing_running(tmp_p
     """The first-turn measure on the main bank: one fresh session process per question (after a warm-up), no
     process failing, nothing left running under the temporary root. Floor: first contact was 56.5% at bc0292b, 59.4%
     at d136539 (the issue's target is 92%: eval_recall's exit status)."""
-    ev = _eval_module()
     bank = ev.load_bank()
     root = tmp_path / "hermes"
     search, ft = ev.measure(bank, root, k=3, with_first_turn=True)

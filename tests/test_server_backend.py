@@ -119,7 +119,8 @@ def test_the_collection_carries_our_embedding_function_and_adds_carry_vectors(lo
 
 def test_chroma_add_keeps_an_existing_record_which_the_store_relies_on(store):
     # Store.write_records sends ids that were absent a moment ago through Chroma's `add`: if another machine stored
-    # the same id in between, its record must stay whole. This is the Chroma behaviour that makes that true, on both backends.
+    # the same id in between, its record must stay whole. This is the Chroma behaviour that makes that true, on both
+    # backends.
     vec = store.embed(["a fact stored first"])[0]
     store.collection.add(ids=["m_x"], documents=["a fact stored first"], embeddings=[vec],
                          metadatas=[{"job": "first", "created_at": 1}])
@@ -285,9 +286,8 @@ def test_doctor_command_runs_the_server_checks(capsys, root, chroma_server, db):
 @pytest.mark.slow
 def test_stress_four_writers_lose_nothing_and_racing_copies_collapse(chroma_server):
     t0 = time.time()
-    out = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "stress_server.py"), "--url",
-                          chroma_server.url, "--procs", "4", "--per-proc", "200", "--json"],
-                         capture_output=True, text=True, timeout=1800)
+    out = subprocess.run([sys.executable, "-m", "scripts.stress_server", "--url", chroma_server.url, "--procs", "4",
+                          "--per-proc", "200", "--json"], capture_output=True, text=True, timeout=1800, cwd=REPO)
     assert out.stdout.strip(), out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     conc, same = result["concurrent"], result["same_fact"]

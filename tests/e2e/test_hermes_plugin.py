@@ -255,8 +255,8 @@ def test_general_hook_fallback_beside_another_memory_provider(env):
 
 def test_overhead_bench_script_runs(env):
     """The overhead figure comes from the bench script (printed, not asserted); here: it runs and reports."""
-    out = env.h.run([sys.executable, str(REPO / "scripts" / "bench_hermes_overhead.py"), "--runs", "1",
-                     "--warmup", "0", "--memories", "20", "--samples", "2", "--json"], timeout=300).check()
+    out = env.h.run([sys.executable, "-m", "scripts.bench_hermes_overhead", "--runs", "1", "--warmup", "0",
+                     "--memories", "20", "--samples", "2", "--json"], timeout=300).check()
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["plain_s"]["median"] > 0 and result["automem_s"]["median"] > 0
     assert result["start_path"]["heavy_modules"] == []  # no chromadb / model on Hermes' start path

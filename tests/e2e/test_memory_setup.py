@@ -128,9 +128,10 @@ def test_status_bench_script_runs():
     import sys
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[2] / "scripts" / "bench_memory_status.py"
-    out = subprocess.run([sys.executable, str(script), "--runs", "1", "--warmup", "0", "--memories", "30",
-                          "--jobs", "50", "--samples", "1", "--json"], capture_output=True, text=True, timeout=600)
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-m", "scripts.bench_memory_status", "--runs", "1", "--warmup", "0",
+                          "--memories", "30", "--jobs", "50", "--samples", "1", "--json"], capture_output=True,
+                         text=True, timeout=600, cwd=repo)
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["plain_s"]["median"] > 0 and result["automem_s"]["median"] > 0 and result["status_shown"] >= 10

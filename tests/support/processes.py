@@ -1,5 +1,6 @@
-"""Processes a test or benchmark left under a temporary Hermes root (a resident recall process, a drainer): found
-through /proc, so a script can report and stop them whichever automem version started them."""
+"""Child processes of tests and benchmarks: the environment they get, and what they left under a temporary Hermes
+root (a resident recall process, a drainer), found through /proc, so a script can report and stop them whichever
+automem version started them. scripts/harness.py hands these to the scripts."""
 
 from __future__ import annotations
 
@@ -9,6 +10,23 @@ import time
 from pathlib import Path
 
 RESIDENT = b"automem.core.resident"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def child_env(root: Path | str | None = None, *, home: Path | str | None = None, clean: bool = True,
+              **overrides: str) -> dict[str, str]:
+    """The environment of a child process: this checkout first on PYTHONPATH (so it imports this automem, and
+    `scripts` / `tests`), HERMES_HOME = `root` and HOME = `home` when given, then `overrides`. `clean` leaves out
+    the caller's AUTOMEM_* settings and GLM_API_KEY (a figure must not depend on the shell it ran in)."""
+    env = {k: v for k, v in os.environ.items()
+           if not (clean and (k.startswith("AUTOMEM_") or k == "GLM_API_KEY"))}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    if root is not None:
+        env["HERMES_HOME"] = str(root)
+    if home is not None:
+        env["HOME"] = str(home)
+    env.update(overrides)
+    return env
 
 
 def processes_naming(root: Path | str, marker: bytes | None = None) -> list[tuple[int, str]]:
@@ -80,3 +98,11 @@ def stop(pids, grace_s: float = 3.0) -> list[int]:
         except OSError:
             pass
     return sorted(pids)
+
+
+def stop_processes_under(root: Path | str) -> list[tuple[int, str]]:
+    """Stop (TERM, then KILL) every other process whose command line or environment names `root` (a resident, a
+    drainer, a worker); returns (pid, command line) of what it found."""
+    found = processes_naming(root)
+    stop(pid for pid, _ in found)
+    return found

@@ -1,0 +1,133 @@
+"""The labelled dedup corpus (tests/data/dedup_corpus/) and its evaluation through the real write path: what
+tests/test_dedup.py checks on the tuned parts and `python -m scripts.eval_dedup` prints for every part.
+
+A pair is {"existing", "candidate", "label": restatement | both_true | replaces, "wing", ...}. Every pair goes
+through `write_path.remember` in isolation (one store, each pair its own profile, no shared wing): the existing
+memory first, then the candidate; offline (the rules alone) or with a scripted judge that answers as the label
+says (a fake OpenAI-compatible server on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+CORPUS = DATA / "dedup_corpus"
+PARTS = {"tune": CORPUS / "tune.jsonl", "holdout": CORPUS / "holdout.jsonl",
+         "numbers": CORPUS / "holdout_numbers.jsonl", "kinds": CORPUS / "holdout_kinds.jsonl",
+         "old": DATA / "dedup_pairs.jsonl"}
+HELD_OUT = {"holdout", "numbers", "kinds"}
+LABELS = ("restatement", "both_true", "replaces")
+OLD_LABELS = {"restatement": "restatement", "changed_value": "replaces", "related": "both_true",
+              "unrelated": "both_true"}
+ANSWER = {"restatement": "duplicate", "both_true": "new", "replaces": "update"}  # what a correct judge says
+ACTIONS = ("duplicate", "update", "new")
+
+
+def load_pairs(part: str) -> list[dict]:
+    """The pairs of one part; the old four-label file is read in the three labels."""
+    pairs = []
+    with open(PARTS[part], encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if part == "old":
+                row = {**row, "label": OLD_LABELS[row["label"]], "wing": row.get("wing", "user"),
+                       "id": row.get("id", f"old{n}")}
+            if row.get("label") not in LABELS or row.get("wing") not in ("user", "episodic", "instruction"):
+                raise ValueError(f"{PARTS[part]}:{n}: label must be one of {LABELS} and wing user|episodic|instruction")
+            row.setdefault("id", f"{part}{n}")
+            pairs.append(row)
+    return pairs
+
+
+def judge_rules(pairs: list[dict]) -> list[dict]:
+    """Fake-LLM rules: a judge request about a pair is answered as its label says."""
+    from automem.text import normalise
+
+    rules = []
+    for p in pairs:
+        new, old = normalise(p["candidate"]), normalise(p["existing"])
+        answer = ANSWER[p["label"]]
+        if p["wing"] == "episodic" and answer == "update":
+            answer = "new"
+        needle = f'"new": {json.dumps(new, ensure_ascii=False)}, "old": {json.dumps(old, ensure_ascii=False)}'
+        rules.append({"match": {"system": "记忆去重助手", "user": needle}, "json": [answer]})
+    rules.append({"match": {"system": "记忆去重助手"}, "text": "I cannot tell"})  # an unknown pair: no usable answer
+    return rules
+
+
+def run_part(part: str, pairs: list[dict], mode: str) -> dict:
+    """Each pair through the real write path; returns the decisions and the judge's traffic."""
+    from automem.config import Config
+    from automem.core.store import Store
+    from automem.core.write_path import Candidate, remember
+    from automem.extract.llm import OpenAIBackend
+    from automem.extract.pipeline import make_judge
+    from automem.paths import Location
+
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        location = Location(Path(tmp), "eval")
+        config = Config(shared_wings=[], extract_backend="openai", extract_api_key="eval", extract_timeout=30.0)
+        fake = None
+        if mode == "judge":
+            from tests.support.fake_llm import FakeLLM
+
+            fake = FakeLLM(judge_rules(pairs)).start()
+            config.extract_base_url = fake.url
+        store = Store(location, config)
+        details: dict = {}
+        judge = make_judge(OpenAIBackend(config), details, config) if mode == "judge" else None
+        try:
+            firsts = remember(store, [Candidate(p["existing"], wing=p["wing"], profile=f"p-{p['id']}", room="cli")
+                                      for p in pairs])
+            rows = []
+            for p, first in zip(pairs, firsts):
+                before = details.get("judge_pairs", 0)
+                [d] = remember(store, [Candidate(p["candidate"], wing=p["wing"], profile=f"p-{p['id']}", room="cli")],
+                               judge=judge)
+                rows.append({**p, "first": first.action, "decision": d.action, "reason": d.reason,
+                             "judged": details.get("judge_pairs", 0) > before})
+        finally:
+            store.close()
+            if fake is not None:
+                fake.stop()
+    return {"rows": rows, "judge_pairs": details.get("judge_pairs", 0), "judge_calls": details.get("judge_calls", 0),
+            "judge_prompt_tokens": details.get("judge_prompt_tokens", 0),
+            "judge_completion_tokens": details.get("judge_completion_tokens", 0),
+            "seconds": round(time.perf_counter() - started, 1)}
+
+
+def figures(rows: list[dict]) -> dict:
+    """The confusion table and the four figures of one part and mode."""
+    confusion = {label: {a: 0 for a in ACTIONS} for label in LABELS}
+    skipped = [r["id"] for r in rows if r["first"] != "new"]  # the existing text was rejected (too short)
+    rows = [r for r in rows if r["first"] == "new"]
+    for r in rows:
+        confusion[r["label"]][r["decision"] if r["decision"] in ACTIONS else "new"] += 1
+    n = {label: sum(confusion[label].values()) for label in LABELS}
+    lost = confusion["both_true"]["duplicate"] + confusion["both_true"]["update"] + confusion["replaces"]["duplicate"]
+    at_risk = n["both_true"] + n["replaces"]
+
+    def share(x: int, total: int) -> dict:
+        return {"n": x, "of": total, "share": x / total if total else 0.0}
+
+    return {"pairs": len(rows), "confusion": confusion,
+            "restatements_intercepted": share(confusion["restatement"]["duplicate"], n["restatement"]),
+            "both_true_kept": share(confusion["both_true"]["new"], n["both_true"]),
+            "replaces_update": share(confusion["replaces"]["update"], n["replaces"]),
+            "facts_lost": share(lost, at_risk),
+            "judged": sum(1 for r in rows if r.get("judged")),
+            "existing_not_new": skipped}
+
+
+def by_group(rows: list[dict], key: str) -> dict:
+    """`figures` per value of `key` (lang, wing, domain)."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(r.get(key, "?"), []).append(r)
+    return {g: figures(rs) for g, rs in sorted(groups.items())}
