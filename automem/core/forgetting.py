@@ -18,6 +18,7 @@ from ..config import Config
 from ..errors import AutomemError, StoreError
 from .memory import Memory
 from .visibility import OWNER
+from ..text import MIN_CHARS
 
 TOMBSTONES = "forgotten"  # one record per forgotten memory: its id, `text_sha`, profile, wing, forgotten_at
 _TOMBSTONE_VECTOR = [1.0]  # Chroma wants a vector; a tombstone is found by id or metadata, never by similarity
@@ -40,10 +41,14 @@ class Forgetting:
             gone += [m for m in self._legacy_forgotten() if m.id not in {g.id for g in gone}]
             if not gone:
                 return []
+            from . import history
+
             try:
                 self._tombstone_collection(create=True).upsert(
                     ids=[m.id for m in gone], embeddings=[list(_TOMBSTONE_VECTOR) for _ in gone],
                     metadatas=[tombstone_metadata(m, now) for m in gone])
+                # Its history goes with its words (the tombstone is its `forgotten` event).
+                erased = history.erase(self, [m.id for m in gone])
                 self._index(drop=[m.id for m in gone])
                 self._collection.delete(ids=[m.id for m in gone])
             except AutomemError:
@@ -51,7 +56,7 @@ class Forgetting:
             except Exception as exc:
                 raise StoreError(f"forget failed: {self._explain(exc)}") from None
             self._wrote()
-            self._erase_copies(gone)
+            self._erase_copies(gone, erased)
         from ..log import log_event
 
         log_event(self.location, "forget", ids=[m.id for m in gone],
@@ -62,13 +67,15 @@ class Forgetting:
         """Records an older automem kept with status `forgotten` (and their words): forgotten properly now."""
         return list(self.iter_records(where={"status": "forgotten"}))
 
-    def _erase_copies(self, gone: Sequence[Memory]) -> None:
-        """Everything but the record itself (called by `forget`, under the write lock)."""
+    def _erase_copies(self, gone: Sequence[Memory], erased: Sequence[tuple[str, str]] = ()) -> None:
+        """Everything but the record itself (called by `forget`, under the write lock). `erased`: the (id, excerpt)
+        of the history events deleted with it (their log rows go too; their excerpts, like the memories' own,
+        leave the log and the spool)."""
         from . import erase, index
 
         if self.backend == "embedded":
             self._close_client()  # VACUUM needs this process's connections closed
-            erase.purge_chroma(self.location.chroma_dir, [m.id for m in gone])
+            erase.purge_chroma(self.location.chroma_dir, [m.id for m in gone] + [i for i, _ in erased])
         index.purge(self.location)  # no page of the keyword index keeps the words
         texts = [m.text for m in gone]
         if erase.job_files(self.location):  # jobs queued before the forget must not bring it back
@@ -77,7 +84,9 @@ class Forgetting:
             with erase.jobs_lock(self.location):
                 erase.scrub_jobs(self.location, forgotten, self.embed, self.config.dedup_related_distance)
             erase.guard(self.location, forgotten, time.time())
-        erase.scrub_files(self.location, texts)
+        # Excerpts as short as the shortest memory are scrubbed too (a shorter one would take common words along).
+        excerpts = [m.source_excerpt for m in gone] + [x for _, x in erased]
+        erase.scrub_files(self.location, texts + [w for w in excerpts if w and len(w) >= MIN_CHARS])
 
     def _tombstone_collection(self, create: bool = False) -> Any:
         """The tombstones' collection; None when nothing was ever forgotten here (and `create` is false)."""

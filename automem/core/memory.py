@@ -25,8 +25,12 @@ HELD_KEYS = (HELD_FEATURES, HELD_IN_USER_WORDS)
 METADATA_KEYS = (
     "wing", "category", "room", "profile", "scope", "added_by", "session_id", "task_id",
     "created_at", "updated_at", "status", "superseded_by", "job", "pinned", "restated", "audience",
+    "source_excerpt", "source_speaker", "source_role", "source_turn", "origin", "extractor",
 )
-INT_KEYS = ("created_at", "updated_at", "pinned", "restated")
+INT_KEYS = ("created_at", "updated_at", "pinned", "restated", "source_turn")
+# Evidence (automem.core.provenance): the words it was learned from and how it entered. Written only when not empty
+# (Chroma keeps a row per key); records written before these keys existed read as "" / 0: "not recorded".
+EVIDENCE_KEYS = ("source_excerpt", "source_speaker", "source_role", "source_turn", "origin", "extractor")
 # `pinned` (0/1): `automem pin` put it in the system-prompt block ahead of everything else (within the budget).
 # `restated` (count): how often the write path found it said again (a duplicate); one of the block's ranking signals
 # (automem.core.recall.block_score). Records written before these keys existed read as 0.
@@ -126,6 +130,12 @@ class Memory:
     pinned: int = 0
     restated: int = 0
     audience: str = ""
+    source_excerpt: str = ""
+    source_speaker: str = ""
+    source_role: str = ""
+    source_turn: int = 0
+    origin: str = ""
+    extractor: str = ""
     extra: dict = field(default_factory=dict)  # metadata keys automem does not own (kept through export/import)
 
     @property
@@ -141,6 +151,10 @@ class Memory:
             superseded_by=self.superseded_by, job=self.job, pinned=1 if self.pinned else 0,
             restated=max(0, int(self.restated or 0)), audience=self.audience or "",
         )
+        for key in EVIDENCE_KEYS:
+            value = getattr(self, key)
+            if value:
+                meta[key] = value
         return meta
 
     @classmethod
@@ -152,7 +166,7 @@ class Memory:
             if k in known:
                 known[k] = clamp(k, known[k])
         for k in ("wing", "profile", "room", "scope", "added_by", "session_id", "task_id", "status", "superseded_by",
-                  "job", "audience"):
+                  "job", "audience", "source_excerpt", "source_speaker", "source_role", "origin", "extractor"):
             if k in known and known[k] is None:
                 known[k] = ""
         known.setdefault("wing", "user")

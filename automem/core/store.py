@@ -21,12 +21,13 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..config import Config, load_config
 from ..errors import AutomemError, StoreError
-from .forgetting import Forgetting
+from .forgetting import _ABSENT, _TOMBSTONE_VECTOR, Forgetting, _embedding_function, _is_not_found
 from .memory import HELD, METADATA_KEYS, Memory
 from ..paths import Location, make_private, write_private
 from .visibility import OWNER, matches, visible_where
 
 COLLECTION = "memories"
+HISTORY = "history"  # one record per history event (automem.core.history): id + metadata, a placeholder vector
 _STATUS_RANK = {"active": 0, "superseded": 1, "forgotten": 2}  # update_metadata never moves a status down
 LOCK_TIMEOUT_S = 120.0
 _PAGE = 1000
@@ -45,6 +46,7 @@ class Store(Forgetting):
         self._client: Any = None
         self._collection: Any = None
         self._tombstones: Any = None
+        self._history: Any = None
         self._tidied: list = []  # (path, size, mtime) of the index files last tidied
         self._seen_generation: int | None = None
         self._index_whole: int | None = None  # the generation at which the index was found to cover the store
@@ -200,6 +202,7 @@ class Store(Forgetting):
     def _close_client(self) -> None:
         client, self._client, self._collection = self._client, None, None
         self._tombstones = None
+        self._history = None
         if client is not None:
             try:
                 client.close()  # stops this path's cached Chroma system, so the next client reads fresh state
@@ -679,6 +682,78 @@ class Store(Forgetting):
 
             return explain(exc, self.config)
         return str(exc)
+
+    def history_collection(self, create: bool = False) -> Any:
+        """The history's collection (automem.core.history); None when no event was ever written here (and `create`
+        is false). Like the tombstones': id + metadata records, one placeholder vector each."""
+        with self._thread_lock:
+            self.refresh()
+            if self._history is None or (create and self._history is _ABSENT):
+                try:
+                    if create:
+                        self._history = self._client.get_or_create_collection(
+                            HISTORY, embedding_function=_embedding_function(self.config),
+                            configuration={"hnsw": {"space": "cosine"}})
+                    else:
+                        self._history = self._client.get_collection(
+                            HISTORY, embedding_function=_embedding_function(self.config))
+                except Exception as exc:
+                    if create or not _is_not_found(exc):
+                        raise StoreError(f"cannot open collection `{HISTORY}`: {self._explain(exc)}") from None
+                    self._history = _ABSENT if self.backend == "embedded" else None
+                    return None
+            return None if self._history is _ABSENT else self._history
+
+    def write_history(self, records: Sequence[tuple[str, dict]]) -> None:
+        """Upsert history records (id, metadata); the caller holds `lock()` with the write they record."""
+        if not records:
+            return
+        try:
+            self.history_collection(create=True).upsert(
+                ids=[i for i, _ in records], embeddings=[list(_TOMBSTONE_VECTOR) for _ in records],
+                metadatas=[m for _, m in records])
+        except AutomemError:
+            raise
+        except Exception as exc:
+            raise StoreError(f"write failed: {self._explain(exc)}") from None
+        if self.backend == "embedded":
+            self._tidy_files()  # the history's vector index files are Chroma's too (see _tidy_files)
+
+    def read_history(self, where: dict | None = None, ids: Sequence[str] | None = None) -> list[tuple[str, dict]]:
+        """History records (id, metadata) matching `where` (or of `ids`); [] when there is no history yet."""
+        col = self.history_collection()
+        if col is None or (ids is not None and not ids):
+            return []
+        out: list[tuple[str, dict]] = []
+        offset = 0
+        while True:
+            if ids is not None:
+                res = self._read("read", lambda: col.get(ids=list(ids), include=["metadatas"]))
+            else:
+                res = self._read("read", lambda: col.get(where=where or None, limit=_PAGE, offset=offset,
+                                                         include=["metadatas"]))
+            out += [(i, dict(m or {})) for i, m in zip(res["ids"], res["metadatas"])]
+            if ids is not None or len(res["ids"]) < _PAGE:
+                return out
+            offset += _PAGE
+
+    def delete_history(self, ids: Sequence[str]) -> None:
+        """Delete history records by id (the caller holds `lock()`)."""
+        col = self.history_collection()
+        if col is None or not ids:
+            return
+        try:
+            col.delete(ids=list(ids))
+        except Exception as exc:
+            raise StoreError(f"write failed: {self._explain(exc)}") from None
+
+    def tombstones_of(self, ids: Sequence[str]) -> list[dict]:
+        """The tombstones of these ids (each {"id", ...metadata}); [] when none."""
+        tomb = self._tombstone_collection()
+        if tomb is None or not ids:
+            return []
+        res = self._read("read", lambda: tomb.get(ids=list(ids), include=["metadatas"]))
+        return [{"id": i, **(m or {})} for i, m in zip(res["ids"], res["metadatas"])]
 
     def import_memories(self, memories: Sequence[Memory], batch: int = 256) -> int:
         """Store memories exactly as given (ids, text, every metadata field), re-embedding their text (a large

@@ -22,13 +22,16 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
+from . import history
 from .dedup import Neighbour, Question, Thresholds, Verdict, decide, settle
 from .erase import forgotten_since
+from ..errors import UsageError
 from ..log import log_event
-from .memory import HELD, HELD_FEATURES, HELD_IN_USER_WORDS, OWNER, WINGS, Memory, held_id, memory_id
+from .memory import EVIDENCE_KEYS, HELD, HELD_FEATURES, HELD_IN_USER_WORDS, OWNER, WINGS, Memory, held_id, memory_id
 from .instructions import Screening, screen
+from .provenance import Evidence
 from .visibility import is_visible
-from ..text import redact_secrets, scrub_surrogates, validate
+from ..text import looks_like_injection, redact_secrets, scrub_surrogates, validate
 
 # A judge settles the pairs the rules cannot, in one batched call: (candidate, existing, wing) -> "duplicate" |
 # "update" | "new" for each.
@@ -76,6 +79,10 @@ class Candidate:
     # The owner accepted it on review (automem.core.review.accept): not screened for injection again, and a tombstone
     # does not keep it out (the owner's word, like an explicit add). Its room stays the one it was learned in.
     reviewed: bool = False
+    # Where it was learned (automem.core.provenance): the source turn's excerpt, who said it, its role ("user",
+    # "assistant", "tool", "" unknown: trust decisions read it), the turn's number, how it entered, the extractor.
+    # Stored with a new memory (cleaned: secrets redacted, bounded); a restatement's goes into the history.
+    evidence: Evidence | None = None
 
 
 @dataclass
@@ -348,8 +355,10 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
     guarded_plans = {id(p) for p in guarded}
     settled: list[str] = []  # held copies of memories stored now: settled
     out = []
+    events: list[history.Event] = []
     for plan in plans:
         cand, verdict = plan.candidate, plan.verdict
+        evidence = cand.evidence.cleaned() if cand.evidence is not None else None
 
         def decision(action: str, id_: str | None, reason: str) -> Decision:
             return Decision(action, id_, verdict.matched_id, reason, plan.text, cand.wing, cand.profile, cand.scope)
@@ -386,6 +395,8 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
                 if matched.id not in restated:
                     matched.restated = int(getattr(matched, "restated", 0) or 0) + 1
                     restated.add(matched.id)
+                    events += history.restated_events(matched, matched.restated, cand.session_id, evidence, now,
+                                                      cand.task_id)
                 dirty.add(matched.id)
             out.append(decision("duplicate", verdict.matched_id, verdict.reason))
             continue
@@ -393,6 +404,8 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
                      added_by=cand.added_by or cand.room, session_id=cand.session_id, task_id=cand.task_id,
                      created_at=plan.existing.created_at if plan.existing else now, updated_at=now,
                      status="active", superseded_by="", job=cand.job, extra=dict(cand.extra))
+        if evidence is not None:
+            evidence.to_memory(mem)
         if verdict.action == "new" and verdict.matched_id and verdict.borderline and not plan.judged:
             mem.extra[RELATED_TO] = verdict.matched_id  # close, and nobody compared them: compact --judge may
         elif verdict.action == "new" and plan.judged and plan.asked:
@@ -408,6 +421,7 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
                 old.status, old.superseded_by, old.updated_at = "superseded", mem.id, now
                 if old.id not in adds:
                     dirty.add(old.id)
+                events += history.replaced_events(old, mem, verdict.reason, now)
             out.append(decision("update", mem.id, verdict.reason))
         else:
             out.append(decision("new", mem.id, verdict.reason))
@@ -418,4 +432,93 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
         store.update_metadata([changed[i] for i in dirty])
     if settled:
         store.drop_held(settled)
+    history.write_events(store, events)  # in the same lock, after the writes they record
     return out
+
+
+# -- a correction ------------------------------------------------------------------------------------------------
+# Keys of the old memory's metadata an edit does not carry over (the rules' links are about the old wording).
+_NOT_CARRIED = frozenset({RELATED_TO, JUDGED_NEW})
+
+
+def edit(store, memory_id: str, text: str, *, profile: str | None = None, scopes: Sequence[str] | None = None,
+         explicit: bool = True, now: int | None = None) -> Decision:
+    """Correct a memory: `text` (checked as every write is: limits, no secret, and, when not `explicit`, no order
+    to drop the model's instructions) becomes the active memory with the old one's wing, profile, scope, pin,
+    restatements and provenance (evidence, session, task); the old one is superseded with reason "edited", and both
+    histories say so. Returns the Decision: "update" (the new id), "duplicate" (the text is already an active
+    memory of that profile and scope: the old one is superseded by it), or "rejected" (the text; nothing changed).
+
+    `scopes` None: the owner at the CLI (any memory). Else the editor speaks for `profile` and `scopes` (an agent's
+    identity): only a memory of that profile in one of those scopes is theirs to correct. Raises UsageError (one
+    line) for an unknown, forgotten, superseded or someone else's memory."""
+    now = int(now if now is not None else time.time())
+    norm, reason = validate(text)
+    if norm is not None and not explicit and looks_like_injection(norm):
+        norm, reason = None, "reads as an order to the model to drop its instructions (prompt injection)"
+    old = _editable(store, memory_id, profile, scopes)
+    if norm is None:
+        shown = redact_secrets(scrub_surrogates(str(text)))[:200]
+        decision = Decision("rejected", None, memory_id, reason or "not a memory", shown, old.wing, old.profile,
+                            old.scope)
+        log_event(store.location, "edit", decision=decision.to_json())
+        return decision
+    vector = store.embed([norm])[0]  # outside the lock: the slow part
+    with store.lock():
+        old = _editable(store, memory_id, profile, scopes)  # again: another writer may have moved it meanwhile
+        new_id = memory_id_of(old, norm)
+        if new_id == old.id:
+            decision = Decision("duplicate", old.id, old.id, "the same text: nothing to correct", norm, old.wing,
+                                old.profile, old.scope)
+            log_event(store.location, "edit", decision=decision.to_json())
+            return decision
+        [existing] = store.get([new_id]) or [None]
+        events: list[history.Event] = []
+        if existing is not None and existing.status == "active":
+            # The corrected text is already a memory of theirs: that one stays, the old one points at it.
+            target, action, why = existing, "duplicate", "edited: the corrected text is already stored"
+            if old.pinned and not existing.pinned:
+                existing.pinned = 1
+                events.append(history.Event(existing.id, "pinned", now, profile=existing.profile,
+                                            scope=existing.scope))
+            existing.updated_at = now
+            changed = [existing]
+        else:
+            target = Memory(id=new_id, text=norm, wing=old.wing, profile=old.profile, room=old.room, scope=old.scope,
+                            added_by=old.added_by, session_id=old.session_id, task_id=old.task_id,
+                            created_at=old.created_at or now, updated_at=now, status="active", job=old.job,
+                            pinned=old.pinned, restated=old.restated,
+                            extra={k: v for k, v in old.extra.items() if k not in _NOT_CARRIED})
+            for key in EVIDENCE_KEYS:
+                setattr(target, key, getattr(old, key))
+            action, why = "update", "edited"
+            changed = []
+            store.add([target], [vector])  # an explicit correction: a tombstone of these words is cleared
+        old.status, old.superseded_by, old.updated_at = "superseded", target.id, now
+        store.update_metadata([old] + changed)
+        events += history.replaced_events(old, target, "edited", now, kind="edited" if action == "update"
+                                          else "merged")
+        history.write_events(store, events)
+    decision = Decision(action, target.id, old.id, why, target.text, old.wing, old.profile, old.scope)
+    log_event(store.location, "edit", decision=decision.to_json())
+    return decision
+
+
+def memory_id_of(old: Memory, norm: str) -> str:
+    """The id a corrected text of `old` gets: derived from the text in the same profile, wing and scope."""
+    return memory_id(old.profile, old.wing, norm, old.scope)
+
+
+def _editable(store, memory_id: str, profile: str | None, scopes: Sequence[str] | None) -> Memory:
+    found = store.get([memory_id])
+    if not found or found[0].status == "forgotten":
+        raise UsageError(f"no memory with id {memory_id} (see `automem list --all`; a forgotten memory cannot be "
+                         f"edited)")
+    old = found[0]
+    if scopes is not None and (old.scope not in scopes or (profile is not None and old.profile != profile)):
+        raise UsageError(f"{memory_id} is not a memory you may correct (only your own; the owner's shared memory "
+                         f"is read-only here)")
+    if old.status != "active":
+        raise UsageError(f"{memory_id} is no longer active: it was superseded by {old.superseded_by or '?'}; "
+                         f"edit that one (`automem show {memory_id}` shows the chain)")
+    return old
