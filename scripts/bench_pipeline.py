@@ -182,12 +182,20 @@ def main() -> int:
     ap.add_argument("--enqueues", type=int, default=300)
     ap.add_argument("--jobs", type=int, default=40)
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--only", choices=("judge",), help="only this part")
+    ap.add_argument("--only", choices=("judge", "tokens"), help="only this part")
     args = ap.parse_args()
     for name in list(os.environ):
         if name.startswith("AUTOMEM_") or name == "GLM_API_KEY":
             os.environ.pop(name)
     out = {"cpus": os.cpu_count()}
+    if args.only == "tokens":
+        out["tokens"] = bench_tokens()
+        t = out["tokens"]
+        print(json.dumps(out, ensure_ascii=False) if args.json else
+              f"extraction prompt tokens (the fake's count): seed check 1 {t['check1_prompt_tokens']} "
+              f"(+{t['check1_completion_tokens']} completion), check 2 with the known block "
+              f"{t['check2_prompt_tokens']}; system prompt {t['system_prompt_chars']} characters")
+        return 0
     if args.only == "judge":
         out["judge"] = bench_judge()
         print(json.dumps(out, ensure_ascii=False) if args.json else _judge_lines(out["judge"]))

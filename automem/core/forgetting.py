@@ -41,14 +41,10 @@ class Forgetting:
             gone += [m for m in self._legacy_forgotten() if m.id not in {g.id for g in gone}]
             if not gone:
                 return []
-            from . import history
-
             try:
                 self._tombstone_collection(create=True).upsert(
                     ids=[m.id for m in gone], embeddings=[list(_TOMBSTONE_VECTOR) for _ in gone],
                     metadatas=[tombstone_metadata(m, now) for m in gone])
-                # Its history goes with its words (the tombstone is its `forgotten` event).
-                erased = history.erase(self, [m.id for m in gone])
                 self._index(drop=[m.id for m in gone])
                 self._collection.delete(ids=[m.id for m in gone])
             except AutomemError:
@@ -56,7 +52,7 @@ class Forgetting:
             except Exception as exc:
                 raise StoreError(f"forget failed: {self._explain(exc)}") from None
             self._wrote()
-            self._erase_copies(gone, erased)
+            self._erase_copies(gone)
         from ..log import log_event
 
         log_event(self.location, "forget", ids=[m.id for m in gone],
@@ -67,15 +63,14 @@ class Forgetting:
         """Records an older automem kept with status `forgotten` (and their words): forgotten properly now."""
         return list(self.iter_records(where={"status": "forgotten"}))
 
-    def _erase_copies(self, gone: Sequence[Memory], erased: Sequence[tuple[str, str]] = ()) -> None:
-        """Everything but the record itself (called by `forget`, under the write lock). `erased`: the (id, excerpt)
-        of the history events deleted with it (their log rows go too; their excerpts, like the memories' own,
-        leave the log and the spool)."""
+    def _erase_copies(self, gone: Sequence[Memory]) -> None:
+        """Everything but the record itself (called by `forget`, under the write lock). Its evidence and history
+        were on the record; their excerpts, like its text, leave the log, the spool and the caches."""
         from . import erase, index
 
         if self.backend == "embedded":
             self._close_client()  # VACUUM needs this process's connections closed
-            erase.purge_chroma(self.location.chroma_dir, [m.id for m in gone] + [i for i, _ in erased])
+            erase.purge_chroma(self.location.chroma_dir, [m.id for m in gone])
         index.purge(self.location)  # no page of the keyword index keeps the words
         texts = [m.text for m in gone]
         if erase.job_files(self.location):  # jobs queued before the forget must not bring it back
@@ -85,7 +80,7 @@ class Forgetting:
                 erase.scrub_jobs(self.location, forgotten, self.embed, self.config.dedup_related_distance)
             erase.guard(self.location, forgotten, time.time())
         # Excerpts as short as the shortest memory are scrubbed too (a shorter one would take common words along).
-        excerpts = [m.source_excerpt for m in gone] + [x for _, x in erased]
+        excerpts = [w for m in gone for w in (m.source_excerpt, m.restated_first_excerpt, m.restated_last_excerpt)]
         erase.scrub_files(self.location, texts + [w for w in excerpts if w and len(w) >= MIN_CHARS])
 
     def _tombstone_collection(self, create: bool = False) -> Any:
@@ -150,6 +145,14 @@ class Forgetting:
             offset += _PAGE
         out.sort(key=lambda t: (t.get("forgotten_at", 0), t["id"]))
         return out
+
+    def tombstones_of(self, ids: Sequence[str]) -> list[dict]:
+        """The tombstones of these ids (each {"id", ...metadata}); [] when none."""
+        tomb = self._tombstone_collection()
+        if tomb is None or not ids:
+            return []
+        res = self._read("read", lambda: tomb.get(ids=list(ids), include=["metadatas"]))
+        return [{"id": i, **(m or {})} for i, m in zip(res["ids"], res["metadatas"])]
 
     def add_tombstones(self, tombstones: Sequence[dict]) -> int:
         """Store tombstones as given (import, migrate): no words, nothing deleted. Returns how many."""

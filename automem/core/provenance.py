@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..text import redact_secrets, scrub_surrogates
-from .memory import EVIDENCE_KEYS
+from .memory import MAX_EXCERPT_CHARS
 
-EXCERPT_CHARS = 300  # a few hundred characters: the sentence or two a memory came from
+EXCERPT_CHARS = MAX_EXCERPT_CHARS  # a few hundred characters: the sentence or two a memory came from
 ROLES = ("user", "assistant", "tool", "")
 ORIGINS = ("extraction", "kanban", "tool", "mirror", "cli", "import", "edit", "")
 OWNER_SPEAKER = "owner"

@@ -21,13 +21,12 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..config import Config, load_config
 from ..errors import AutomemError, StoreError
-from .forgetting import _ABSENT, _TOMBSTONE_VECTOR, Forgetting, _embedding_function, _is_not_found
-from .memory import HELD, METADATA_KEYS, Memory
+from .forgetting import Forgetting
+from .memory import HELD, METADATA_KEYS, OPTIONAL_KEYS, Memory
 from ..paths import Location, make_private, write_private
 from .visibility import OWNER, matches, visible_where
 
 COLLECTION = "memories"
-HISTORY = "history"  # one record per history event (automem.core.history): id + metadata, a placeholder vector
 _STATUS_RANK = {"active": 0, "superseded": 1, "forgotten": 2}  # update_metadata never moves a status down
 LOCK_TIMEOUT_S = 120.0
 _PAGE = 1000
@@ -46,7 +45,6 @@ class Store(Forgetting):
         self._client: Any = None
         self._collection: Any = None
         self._tombstones: Any = None
-        self._history: Any = None
         self._tidied: list = []  # (path, size, mtime) of the index files last tidied
         self._seen_generation: int | None = None
         self._index_whole: int | None = None  # the generation at which the index was found to cover the store
@@ -202,7 +200,6 @@ class Store(Forgetting):
     def _close_client(self) -> None:
         client, self._client, self._collection = self._client, None, None
         self._tombstones = None
-        self._history = None
         if client is not None:
             try:
                 client.close()  # stops this path's cached Chroma system, so the next client reads fresh state
@@ -616,10 +613,11 @@ class Store(Forgetting):
                 self._index(put=memories)
                 fresh = [i for i, m in enumerate(memories) if m.id not in present]
                 stored = [i for i, m in enumerate(memories) if m.id in present]
-                for rows, write in ((fresh, self._collection.add), (stored, self._collection.upsert)):
+                for rows, write, meta in ((fresh, self._collection.add, Memory.metadata),
+                                          (stored, self._collection.upsert, _rewritten)):
                     if rows:
                         write(ids=[memories[i].id for i in rows], documents=[memories[i].text for i in rows],
-                              metadatas=[memories[i].metadata() for i in rows],
+                              metadatas=[meta(memories[i]) for i in rows],
                               embeddings=[list(embeddings[i]) for i in rows])
                 # Written again on purpose (automatic sources never get here with a forgotten memory): restored.
                 # A memory held for review restores nothing (the write path never holds a forgotten one).
@@ -642,12 +640,20 @@ class Store(Forgetting):
             return
         with self.lock():
             try:
-                stored = {m.id: m.status for m in self.get([m.id for m in memories])}
-                keep = [m for m in memories
-                        if m.id in stored and _STATUS_RANK.get(m.status, 0) >= _STATUS_RANK.get(stored[m.id], 0)]
+                ids = list(dict.fromkeys(m.id for m in memories))
+                res = self._read("read", lambda: self.collection.get(ids=ids, include=["metadatas"]))
+                stored = {i: dict(meta or {}) for i, meta in zip(res["ids"], res["metadatas"])}  # as stored
+                keep = [m for m in memories if m.id in stored
+                        and _STATUS_RANK.get(m.status, 0) >= _STATUS_RANK.get(stored[m.id].get("status"), 0)]
                 if keep:
                     self._index(put=keep)
-                    self._collection.update(ids=[m.id for m in keep], metadatas=[m.metadata() for m in keep])
+                    # Only the keys that differ from what is stored (not from what was read: a value read clamped
+                    # is written back): Chroma merges metadata on update, and its cost grows with what it is sent
+                    # (a restatement changes 3 keys of some 20, an excerpt among the rest).
+                    changes = [(m.id, _changed(stored[m.id], m.metadata())) for m in keep]
+                    changes = [(i, c) for i, c in changes if c]
+                    if changes:
+                        self._collection.update(ids=[i for i, _ in changes], metadatas=[c for _, c in changes])
                 if len(keep) < len(memories):
                     from ..log import log_event
 
@@ -683,77 +689,6 @@ class Store(Forgetting):
             return explain(exc, self.config)
         return str(exc)
 
-    def history_collection(self, create: bool = False) -> Any:
-        """The history's collection (automem.core.history); None when no event was ever written here (and `create`
-        is false). Like the tombstones': id + metadata records, one placeholder vector each."""
-        with self._thread_lock:
-            self.refresh()
-            if self._history is None or (create and self._history is _ABSENT):
-                try:
-                    if create:
-                        self._history = self._client.get_or_create_collection(
-                            HISTORY, embedding_function=_embedding_function(self.config),
-                            configuration={"hnsw": {"space": "cosine"}})
-                    else:
-                        self._history = self._client.get_collection(
-                            HISTORY, embedding_function=_embedding_function(self.config))
-                except Exception as exc:
-                    if create or not _is_not_found(exc):
-                        raise StoreError(f"cannot open collection `{HISTORY}`: {self._explain(exc)}") from None
-                    self._history = _ABSENT if self.backend == "embedded" else None
-                    return None
-            return None if self._history is _ABSENT else self._history
-
-    def write_history(self, records: Sequence[tuple[str, dict]]) -> None:
-        """Upsert history records (id, metadata); the caller holds `lock()` with the write they record."""
-        if not records:
-            return
-        try:
-            self.history_collection(create=True).upsert(
-                ids=[i for i, _ in records], embeddings=[list(_TOMBSTONE_VECTOR) for _ in records],
-                metadatas=[m for _, m in records])
-        except AutomemError:
-            raise
-        except Exception as exc:
-            raise StoreError(f"write failed: {self._explain(exc)}") from None
-        if self.backend == "embedded":
-            self._tidy_files()  # the history's vector index files are Chroma's too (see _tidy_files)
-
-    def read_history(self, where: dict | None = None, ids: Sequence[str] | None = None) -> list[tuple[str, dict]]:
-        """History records (id, metadata) matching `where` (or of `ids`); [] when there is no history yet."""
-        col = self.history_collection()
-        if col is None or (ids is not None and not ids):
-            return []
-        out: list[tuple[str, dict]] = []
-        offset = 0
-        while True:
-            if ids is not None:
-                res = self._read("read", lambda: col.get(ids=list(ids), include=["metadatas"]))
-            else:
-                res = self._read("read", lambda: col.get(where=where or None, limit=_PAGE, offset=offset,
-                                                         include=["metadatas"]))
-            out += [(i, dict(m or {})) for i, m in zip(res["ids"], res["metadatas"])]
-            if ids is not None or len(res["ids"]) < _PAGE:
-                return out
-            offset += _PAGE
-
-    def delete_history(self, ids: Sequence[str]) -> None:
-        """Delete history records by id (the caller holds `lock()`)."""
-        col = self.history_collection()
-        if col is None or not ids:
-            return
-        try:
-            col.delete(ids=list(ids))
-        except Exception as exc:
-            raise StoreError(f"write failed: {self._explain(exc)}") from None
-
-    def tombstones_of(self, ids: Sequence[str]) -> list[dict]:
-        """The tombstones of these ids (each {"id", ...metadata}); [] when none."""
-        tomb = self._tombstone_collection()
-        if tomb is None or not ids:
-            return []
-        res = self._read("read", lambda: tomb.get(ids=list(ids), include=["metadatas"]))
-        return [{"id": i, **(m or {})} for i, m in zip(res["ids"], res["metadatas"])]
 
     def import_memories(self, memories: Sequence[Memory], batch: int = 256) -> int:
         """Store memories exactly as given (ids, text, every metadata field), re-embedding their text (a large
@@ -805,6 +740,19 @@ def read_generation(location: Location) -> int:
             return int(fh.read().strip() or 0)
     except (OSError, ValueError):
         return 0
+
+
+def _changed(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The keys of `after` whose values differ from `before` (what an update must send)."""
+    return {k: v for k, v in after.items() if k not in before or before[k] != v}
+
+
+def _rewritten(memory: Memory) -> dict[str, Any]:
+    """The metadata of a record written over a stored one (Chroma merges metadata on upsert): the optional keys this
+    memory does not have are deleted (None), so a restored memory carries no evidence or history of its old self."""
+    meta: dict[str, Any] = memory.metadata()
+    meta.update({k: None for k in OPTIONAL_KEYS if k not in meta})
+    return meta
 
 
 def open_store(location: Location | None = None, config: Config | None = None) -> Store:
