@@ -228,7 +228,8 @@ def bench_show(size: int, shows: int) -> dict:
         flush()
         fill_s = time.perf_counter() - t0
         total = store.count()
-        ids = [heads[j] for j in rng.choice(len(heads), shows // 2)] + [plain[j] for j in rng.choice(len(plain), shows // 2)]
+        ids = ([heads[j] for j in rng.choice(len(heads), shows // 2)]
+               + [plain[j] for j in rng.choice(len(plain), shows // 2)])
         history.show(store, ids[0])  # warm
         lat = []
         for mid in ids:

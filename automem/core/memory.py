@@ -48,6 +48,7 @@ OPTIONAL_KEYS = EVIDENCE_KEYS + HISTORY_KEYS
 # 10,000-memory store: an 80-character Chinese excerpt +4 ms a write, 300 characters +22 ms; escaped +0.8 ms).
 # `metadata()` is the stored form, `to_json()` and the fields the text.
 ESCAPED_KEYS = ("source_excerpt", "restated_first_excerpt", "restated_last_excerpt", "superseded_reason")
+_KNOWN, _INTS, _ESCAPED = frozenset(METADATA_KEYS), frozenset(INT_KEYS), frozenset(ESCAPED_KEYS)  # (every read)
 # `pinned` (0/1): `automem pin` put it in the system-prompt block ahead of everything else (within the budget).
 # `restated` (count): how often the write path found it said again (a duplicate); one of the block's ranking signals
 # (automem.core.recall.block_score). Records written before these keys existed read as 0.
@@ -208,18 +209,17 @@ class Memory:
         """A memory from a record's metadata: as the store keeps it (`stored`: ESCAPED_KEYS escaped), or as
         `to_json` gives it (an export line)."""
         meta = dict(meta or {})
-        if stored:
-            for key in ESCAPED_KEYS:
-                if isinstance(meta.get(key), str):
-                    meta[key] = unescape(meta[key])
-        known = {k: meta.pop(k) for k in list(meta) if k in METADATA_KEYS}
+        known: dict[str, Any] = {}
+        for k in [k for k in meta if k in _KNOWN]:
+            v = meta.pop(k)
+            if k in _INTS:
+                v = clamp(k, v)
+            elif not isinstance(v, str):
+                v = "" if v is None else str(v)
+            elif stored and k in _ESCAPED:
+                v = unescape(v)
+            known[k] = v
         known.pop("category", None)  # derived from the wing
-        for k in INT_KEYS:
-            if k in known:
-                known[k] = clamp(k, known[k])
-        for k in METADATA_KEYS:
-            if k in known and k not in INT_KEYS and not isinstance(known[k], str):
-                known[k] = "" if known[k] is None else str(known[k])
         known.setdefault("wing", "user")
         known.setdefault("profile", "default")
         return cls(id=id, text=text or "", extra=meta, **known)

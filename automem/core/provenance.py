@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..text import redact_secrets, scrub_surrogates
+from ..text import redact_secrets, scrub_surrogates, strip_controls
 from .memory import MAX_EXCERPT_CHARS
 
 EXCERPT_CHARS = MAX_EXCERPT_CHARS  # a few hundred characters: the sentence or two a memory came from
@@ -92,20 +92,33 @@ class Evidence:
 
 
 def _short(value: Any, limit: int = 160) -> str:
-    text = _SPACE.sub(" ", scrub_surrogates(str(value or ""))).strip()
-    return redact_secrets(text)[:limit]
+    """A speaker or extractor as stored: a name (a scope, a model), not words anyone said, so it is bounded and
+    printable but not put through the secret patterns (they cost a write 0.1 ms a name, and would mask a scope that
+    holds a phone number, which the memory's `scope` keeps anyway)."""
+    return _SPACE.sub(" ", strip_controls(scrub_surrogates(str(value or "")))).strip()[:limit]
+
+
+_CLEANED: dict[str, None] = {}  # excerpts this process cleaned lately: cleaning one again changes nothing
+_CLEANED_MAX = 512
 
 
 def clean_excerpt(text: Any, limit: int = EXCERPT_CHARS) -> str:
-    """`text` as an excerpt may be stored: whitespace folded, secrets redacted (before the cut, so a secret cut in
-    half cannot slip past the patterns), at most `limit` characters (cut at the end, marked with "…")."""
+    """`text` as an excerpt may be stored: control characters out, whitespace folded, secrets redacted (before the
+    cut, so a secret cut in half cannot slip past the patterns), at most `limit` characters (cut at the end, marked
+    with "…"). An excerpt this function just returned is returned as it is (extraction cleans it, then the write
+    path checks it again: the patterns run once)."""
     if not isinstance(text, str) or not text:
         return ""
-    text = _SPACE.sub(" ", scrub_surrogates(text)).strip()
-    text = redact_secrets(text[:limit + _REDACT_MARGIN]).strip()
-    if len(text) <= limit:
+    if text in _CLEANED and len(text) <= limit:
         return text
-    return text[:limit - 1].rstrip() + "…"
+    text = _SPACE.sub(" ", strip_controls(scrub_surrogates(text))).strip()
+    text = redact_secrets(text[:limit + _REDACT_MARGIN]).strip()
+    if len(text) > limit:
+        text = text[:limit - 1].rstrip() + "…"
+    if len(_CLEANED) >= _CLEANED_MAX:
+        _CLEANED.clear()
+    _CLEANED[text] = None
+    return text
 
 
 def units(text: str) -> set[str]:

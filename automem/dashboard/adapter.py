@@ -230,8 +230,8 @@ def memory_detail(store: Store, memory_id: str) -> dict:
         "excerpt": evidence["excerpt"] if evidence else None, "evidence": evidence,
         "other": {k: v for k, v in sorted(m.extra.items()) if isinstance(v, (str, int, float, bool))},
     }
-    hist = {"replaced": [_step_row(s) for s in shown.replaced], "replaced_by": [_step_row(s) for s in shown.replaced_by],
-            "events": [_event_row(e) for e in shown.events]}
+    hist = {"replaced": [_step_row(s) for s in shown.replaced],
+            "replaced_by": [_step_row(s) for s in shown.replaced_by], "events": [_event_row(e) for e in shown.events]}
     return {"memory": {**row_of(m), "superseded_by": m.superseded_by or None}, "provenance": provenance,
             "history": hist, "capabilities": dict(CAPABILITIES)}
 
