@@ -413,9 +413,12 @@ class Memories:
         `automem add --file` does. Each item is a text (in `category`), or a mapping {"text", "category"?,
         "profile"?} ("wing" is accepted for "category", as in `automem add --file`). One Decision per item, in
         order; a refused item is a Decision with action "rejected" (the others are still stored)."""
+        from .core.provenance import OWNER_SPEAKER, Evidence
         from .core.write_path import Candidate
 
         default_wing = _wing_of(category)
+        # typed in on purpose: the words are the memory itself, so the evidence is who typed them and how
+        typed = Evidence(speaker=OWNER_SPEAKER if self._user is None else self._scope, role="user", origin="cli")
         cands = []
         text: Any
         profile: Any
@@ -445,7 +448,7 @@ class Memories:
                 raise UsageError(f"item {n}: expected a text or a mapping {{\"text\", \"category\"?, \"profile\"?}}, "
                                  f"not {type(item).__name__}")
             cands.append(Candidate(text=text, wing=wing, profile=profile, room="cli", added_by=self._by,
-                                   scope=self._scope))
+                                   scope=self._scope, evidence=typed))
         return self._remember(cands, judge)
 
     def _remember(self, cands: list, judge: bool) -> List[Decision]:
@@ -631,6 +634,36 @@ class Memories:
             if m.scope != self._scope:
                 return MemoryView._of(m)  # the owner's shared instruction: not its chain
         return MemoryView._of(m, replaced=tuple(_replaced(store, m)), replaced_by=tuple(_replaced_by(store, m)))
+
+    def history(self, memory_id: str) -> Any:
+        """What `automem show` prints: the memory, its evidence (the words it was learned from, who said them, the
+        turn, how it entered), its events (created, restated, updated from / edited / merged, pinned, superseded)
+        and the chain of values it replaced and that replaced it: an `automem.core.history.Shown` (`to_json()`).
+        The owner sees any memory of the root; a person only what they may see (the owner's shared instructions
+        without their source or chain). NotFound for an unknown or forgotten id."""
+        from .core.history import show
+
+        if not isinstance(memory_id, str) or not memory_id:
+            raise UsageError("history: give one memory id (a string such as 'm_3f2a...')")
+        person = self._user is not None
+        return show(self._store_of(), memory_id, profile=self.profile if person else None,
+                    scopes=(self._scope,) if person else None)
+
+    def edit(self, memory_id: str, text: str) -> Decision:
+        """Correct a memory, as `automem edit` does: `text` goes through the write path's checks and becomes the
+        active memory with the old one's category, profile, person, pin and provenance; the old one is superseded
+        with reason "edited" (its history says so). A person corrects only their own memories. Raises Refused
+        (nothing changed) for a text the write path will not store or that would change the memory's category,
+        NotFound for an unknown id."""
+        from .core.write_path import edit
+
+        if not isinstance(memory_id, str) or not memory_id or not isinstance(text, str):
+            raise UsageError("edit: give a memory id and the corrected text (strings)")
+        d = Decision._of(edit(self._store_of(), memory_id, text,
+                              scopes=(self._scope,) if self._user is not None else None))
+        if d.action == "rejected":
+            raise Refused(f"not changed: {d.reason}", decision=d)
+        return d
 
     def review(self, *, all_profiles: bool = False, all_users: bool = False) -> List[HeldMemory]:
         """What the write path held back as injection-shaped (from conversations; never shown to the model), newest

@@ -201,6 +201,15 @@ def build_parser() -> argparse.ArgumentParser:
                       "only the id and a hash stay, so automatic sources cannot bring them back (an explicit add can)")
     p.add_argument("ids", nargs="+", metavar="ID")
 
+    p = add("show", "one memory: where it was learned (session, turn, the words it came from), its history, the values "
+                    "it replaced and what replaced it")
+    p.add_argument("id", metavar="ID")
+
+    p = add("edit", "correct a memory: the new text (checked as `add` checks it) replaces it, with the same wing, "
+                    "profile, scope, pin and provenance; the old text stays in its history, superseded (\"edited\")")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("text", metavar="TEXT")
+
     p = add("pin", "always put these persona / instruction memories in the system-prompt block, ahead of the "
                    "ranked ones (within its budget); the memories of --profile and --user")
     p.add_argument("ids", nargs="+", metavar="ID")
@@ -509,6 +518,77 @@ def _share(args, ctx: Context, everyone: bool) -> int:
         ctx.emit({"id": i, "refused": reason}, f"{'refused':<17} {i}  ({reason})")
     if refusal is not None:
         raise refusal
+    return 0
+
+
+def _when(ts: int) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(int(ts))) if ts else "?"
+
+
+def _evidence_lines(m, indent: str) -> list[str]:
+    from .core.provenance import Evidence, describe
+
+    ev = Evidence.of(m)
+    where = ", ".join(x for x in (f"session {m.session_id}" if m.session_id else "",
+                                  f"task {m.task_id}" if m.task_id else "") if x)
+    lines = [f"{indent}learned {_when(m.created_at)}" + (f" in {where}" if where else "") + f": {describe(ev)}"]
+    if ev.excerpt:
+        lines.append(f"{indent}  words: “{ev.excerpt}”")
+    return lines
+
+
+def _show_lines(shown) -> list[str]:
+    from .core.history import PRIVATE_SOURCE
+
+    m = shown.memory
+    lines = [_memory_line(m.to_json())]
+    if shown.private:
+        return lines + [f"  source: {PRIVATE_SOURCE}"]
+    lines += _evidence_lines(m, "  ")
+    for step in shown.replaced:
+        what = {"updated_from": "replaced", "edited": "corrected from", "merged": "merged"}.get(step.link, step.link)
+        lines.append(f"  {what} {step.id} on {_when(step.at)}: {step.memory.text}"
+                     + (f"  ({step.reason})" if step.reason else ""))
+        lines += _evidence_lines(step.memory, "    ")
+    for step in shown.replaced_by:
+        if step.memory is None:
+            lines.append(f"  superseded by {step.id} (forgotten)")
+            continue
+        lines.append(f"  superseded by {step.id} on {_when(step.at)}: {step.memory.text}"
+                     + (f"  ({step.reason})" if step.reason else "") + f" [{step.memory.status}]")
+    if len(shown.events) > 1 or shown.events and shown.events[0].kind != "created":
+        lines.append("  history:")
+        for e in shown.events:
+            detail = {"created": f"in session {e.session_id}" if e.session_id else "",
+                      "restated": (f"{e.which} of {e.count}" + (f", session {e.session_id}" if e.session_id else "")
+                                   + (f": “{e.excerpt}”" if e.excerpt else "")),
+                      }.get(e.kind, " ".join(x for x in (e.other_id, f"({e.reason})" if e.reason else "") if x))
+            lines.append(f"    {_when(e.at)}  {e.kind:<13} {detail}".rstrip())
+    return lines
+
+
+@command("show")
+def cmd_show(args, ctx: Context) -> int:
+    check_text_arg(args.id, "ID")
+    shown = ctx.memories.history(args.id)
+    ctx.emit(shown.to_json(), "\n".join(_show_lines(shown)))  # printed without control characters
+    return 0
+
+
+@command("edit")
+def cmd_edit(args, ctx: Context) -> int:
+    from .errors import Refused
+
+    check_text_arg(args.id, "ID")
+    check_text_arg(args.text, "TEXT")
+    try:
+        d = ctx.memories.edit(args.id, args.text)
+    except Refused as exc:
+        _print_decision(ctx, exc.decision)
+        return 2
+    _print_decision(ctx, d)
     return 0
 
 

@@ -26,7 +26,7 @@ from .text import normalise, redact_secrets, text_digest
 
 LOG_MAX_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 3  # automem.log.1 .. automem.log.3
-TEXT_FIELDS = frozenset({"text", "content", "answer_preview", "query", "transcript"})
+TEXT_FIELDS = frozenset({"text", "content", "answer_preview", "query", "transcript", "excerpt"})
 
 
 REASON_FIELDS = frozenset({"reason"})

@@ -5,7 +5,9 @@
    and starting the detached drainer.
 2. Prompt and completion tokens of the seed's conversation (check 1, and check 2 with the P2 block), from the
    `usage` field of a fake OpenAI-compatible server on 127.0.0.1 (its tokenizer counts one token per CJK
-   character, word or punctuation mark: close to GLM-4's count for Chinese text, not identical).
+   character, word or punctuation mark: close to GLM-4's count for Chinese text, not identical), and of
+   tests/data/sample_conversation.json (11 turns). `--only tokens` prints these alone: run it on two commits to
+   compare prompts.
 3. Jobs per minute one drainer sustains against a server that answers at once (and with the offline rules).
 4. The write path's judge: pairs per job that reach it and its prompt + completion tokens, on the seed conversation
    (check 1 on an empty store, check 2 the same conversation again, then a reworded one) and on a 20-candidate job
@@ -23,7 +25,7 @@ import time
 
 from automem.config import Config
 from automem.paths import Location
-from scripts.harness import DATA, Stopwatch, header, percentile, print_json, temp_root, time_ms
+from scripts.harness import DATA, REPO, Stopwatch, header, percentile, print_json, temp_root, time_ms
 from tests.support.fake_llm import FakeLLM
 from tests.support.seed import SEED_ANSWER, SEED_CHAT
 
@@ -72,6 +74,11 @@ def bench_tokens() -> dict:
         try:
             first = extract_now(loc, SEED_CHAT, config=cfg, session_id="s1", store=store)
             second = extract_now(loc, SEED_CHAT, config=cfg, session_id="s2", store=store)
+            # a longer one (tests/data/sample_conversation.json, 11 turns), in another profile: no known memories
+            sample = json.loads((REPO / "tests" / "data" / "sample_conversation.json").read_text(encoding="utf-8"))
+            other = Location(tmp, "sample")
+            other.profile_home.mkdir(parents=True, exist_ok=True)
+            third = extract_now(other, sample, config=cfg, session_id="s3")
         finally:
             store.close()
         sys_chars = [len(r["body"]["messages"][0]["content"]) for r in llm.chat_requests()]
@@ -80,6 +87,7 @@ def bench_tokens() -> dict:
             "check2_prompt_tokens": second.details.get("prompt_tokens"),
             "check2_completion_tokens": second.details.get("completion_tokens"),
             "check2_decisions": [d["decision"] for d in second.decisions],
+            "sample_prompt_tokens": third.details.get("prompt_tokens"),
             "system_prompt_chars": sys_chars}
 
 
@@ -171,12 +179,21 @@ def main() -> int:
     ap.add_argument("--enqueues", type=int, default=300)
     ap.add_argument("--jobs", type=int, default=40)
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--only", choices=("judge",), help="only this part")
+    ap.add_argument("--only", choices=("judge", "tokens"), help="only this part")
     args = ap.parse_args()
     for name in list(os.environ):
         if name.startswith("AUTOMEM_") or name == "GLM_API_KEY":
             os.environ.pop(name)
     out = {"cpus": os.cpu_count()}
+    if args.only == "tokens":
+        out["tokens"] = bench_tokens()
+        t = out["tokens"]
+        print(json.dumps(out, ensure_ascii=False) if args.json else
+              f"extraction prompt tokens (the fake's count): seed check 1 {t['check1_prompt_tokens']} "
+              f"(+{t['check1_completion_tokens']} completion), check 2 with the known block "
+              f"{t['check2_prompt_tokens']}; sample_conversation.json (11 turns) {t['sample_prompt_tokens']}; "
+              f"system prompt {t['system_prompt_chars']} characters")
+        return 0
     if args.only == "judge":
         out["judge"] = bench_judge()
         if args.json:

@@ -96,7 +96,7 @@ def test_the_list_is_newest_first_paged_and_filtered_as_the_cli_lists(client, ca
     over = client.get(f"{API}/overview").json()
     assert over["profiles"] == ["default", "coder"] and over["profile"] == "default"
     assert {s["scope"]: s["memories"] for s in over["scopes"]} == {"": 3, PERSON: 1}
-    assert over["capabilities"]["edit"] is False  # until `automem edit` (issue 30) exists
+    assert over["capabilities"]["edit"] and over["capabilities"]["excerpt"] and over["capabilities"]["history_events"]
 
 
 def test_search_is_the_agents_hybrid_recall(client, capsys):
@@ -118,9 +118,13 @@ def test_the_detail_shows_provenance_and_the_chain_of_values(client, capsys):
     assert d["memory"]["text"] == "项目改用Python 3.12" and d["memory"]["status"] == "active"
     assert d["provenance"]["origin"] == "cli" and d["provenance"]["who"] == "owner"
     assert d["provenance"]["created_at"] > 0
-    assert d["provenance"]["excerpt"] is None and d["history"]["events"] is None  # not recorded (issue 30)
+    # typed by the owner: no excerpt (the text is the owner's own words), its evidence says who and how
+    assert d["provenance"]["excerpt"] is None and d["provenance"]["evidence"]["speaker"] == "owner"
+    assert [e["kind"] for e in d["history"]["events"]] == ["created", "updated_from"]  # as `automem show`
+    assert d["history"]["events"][1]["other_id"] == old
     assert [m["id"] for m in d["history"]["replaced"]] == [old]
     assert d["history"]["replaced"][0]["text"] == "项目统一用Python 3.11"
+    assert d["history"]["replaced"][0]["link"] == "updated_from"
     back = client.get(f"{API}/memories/{old}").json()
     assert back["memory"]["status"] == "superseded" and [m["id"] for m in back["history"]["replaced_by"]] == [new]
     # superseded memories are listed on request, as `automem list --all`
@@ -180,9 +184,34 @@ def test_forget_needs_the_id_repeated_and_erases_as_the_cli_does(client, capsys,
     assert again.status_code == 200 and again.json()["changed"] is False
 
 
-def test_edit_says_when_it_arrives(client, capsys):
-    tea = add(capsys, "用户住在杭州")
-    refused(client.put(f"{API}/memories/{tea}", json={"text": "用户住在上海"}), 501, "automem edit")
+def test_edit_corrects_through_the_write_path_as_automem_edit_does(client, capsys, hermes_root):
+    from automem.core.provenance import Evidence
+    from automem.core.write_path import Candidate, remember
+
+    store = Store(Location(hermes_root, "default"))
+    try:  # learned in a conversation: where it was said shows in the detail, and stays with the correction
+        [tea] = remember(store, [Candidate("用户住在杭州", room="auto-extract", session_id="s1", evidence=Evidence(
+            excerpt="我住在杭州，平时喝龙井", speaker="owner", role="user", turn=2, origin="extraction"))])
+    finally:
+        store.close()
+    before = client.get(f"{API}/memories/{tea.id}").json()
+    assert before["provenance"]["excerpt"] == "我住在杭州，平时喝龙井" and before["provenance"]["evidence"]["turn"] == 2
+    res = client.put(f"{API}/memories/{tea.id}", json={"text": "用户住在上海"})
+    assert res.status_code == 200, res.text
+    fixed = res.json()
+    assert fixed["decision"] == "corrected" and fixed["corrects"] == tea.id and fixed["text"] == "用户住在上海"
+    after = client.get(f"{API}/memories/{fixed['id']}").json()
+    assert after["provenance"]["excerpt"] == "我住在杭州，平时喝龙井" and after["provenance"]["session_id"] == "s1"
+    assert [e["kind"] for e in after["history"]["events"]] == ["created", "edited"]
+    assert [(m["id"], m["link"]) for m in after["history"]["replaced"]] == [(tea.id, "edited")]
+    assert [m["id"] for m in cli(capsys, "list")] == [fixed["id"]]  # the CLI sees the same store
+    # refused as `automem edit` refuses: a secret, a superseded memory (nothing changes), an unknown id
+    key = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"
+    refused(client.put(f"{API}/memories/{fixed['id']}", json={"text": f"用户的token是{key}"}), 409, "not changed")
+    refused(client.put(f"{API}/memories/{tea.id}", json={"text": "用户住在北京"}), 409, "superseded by")
+    refused(client.put(f"{API}/memories/m_000000000000000000000000", json={"text": "用户住在北京"}), 404,
+            "no memory with id")
+    assert [m["text"] for m in cli(capsys, "list")] == ["用户住在上海"]
 
 
 # -- the pipeline ------------------------------------------------------------------------------------------------

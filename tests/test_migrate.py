@@ -67,6 +67,9 @@ def test_round_trip_embedded_server_embedded_is_lossless(capsys, tmp_path, chrom
     original = raw(src)
     statuses = sorted(m[1]["status"] for m in original.values())
     assert statuses.count("superseded") == 1 and len(original) == 5  # the forgotten one left a tombstone only
+    # the history rides on the records (automem.core.history): how and when the old value was superseded
+    [old] = [meta for _, meta, _ in original.values() if meta["status"] == "superseded"]
+    assert old["superseded_how"] == "update" and old["superseded_at"] == 1700000100
     [tomb] = src.tombstones()
     hits_before = [(m.id, round(d, 4)) for m, d in src.search("Python version", k=3, profile="blog-writer")]
     src.close()

@@ -212,10 +212,11 @@ def test_hermes_backend_through_the_real_plugin_facade(tmp_path):
 
 
 # -- the prompt ----------------------------------------------------------------------------------------------
-def test_prompt_is_the_seeds_plus_the_language_rule():
+def test_prompt_is_the_seeds_plus_the_language_and_turn_rules():
     assert EXTRACTION_SYSTEM_PROMPT.startswith(SEED_EXTRACTION_SYSTEM_PROMPT)
     assert "6. 偏好类信息归persona，不要归episodic\n7. " in EXTRACTION_SYSTEM_PROMPT
     assert "language the user wrote in" in EXTRACTION_SYSTEM_PROMPT
+    assert EXTRACTION_SYSTEM_PROMPT.endswith('\n8. 每条记忆以出处的行号开头，如"[3]项目统一使用Python 3.11"')
 
 
 def test_known_block_budget():
@@ -279,7 +280,7 @@ def test_seed_check_1_and_2(pipeline_env):
 
         request = llm.chat_requests()[0]["body"]
         assert request["messages"][0]["content"] == EXTRACTION_SYSTEM_PROMPT  # nothing known yet
-        assert request["messages"][1]["content"].startswith("用户：我习惯用vim编辑器")
+        assert request["messages"][1]["content"].startswith("[1]用户：我习惯用vim编辑器")  # turns numbered
 
         # check 2: the same conversation in a new session stores nothing new; P2 told the model what it knows
         second = run(location, store, cfg, SEED_CHAT, "s2")

@@ -5,9 +5,11 @@ UsageError with one line that says why (NotFound for an unknown id).
 
 from __future__ import annotations
 
+import time
 from typing import Sequence
 
 from ..errors import NotFound, UsageError
+from .history import record_pinned
 from .memory import HELD, OWNER, Memory
 
 PINNABLE_WINGS = ("user", "instruction")  # only these enter the system-prompt block
@@ -38,9 +40,11 @@ def resolve_own(store, ids: Sequence[str], profile: str, scope: str, verb: str) 
     return [found[i] for i in ids]
 
 
-def set_pinned(store, ids: Sequence[str], profile: str, scope: str, value: bool) -> tuple[list[Memory], set[str]]:
+def set_pinned(store, ids: Sequence[str], profile: str, scope: str, value: bool,
+               now: int | None = None) -> tuple[list[Memory], set[str]]:
     """Pin (or unpin) memories of `profile` / `scope`: (the memories, the ids whose mark changed). The read and the
-    write happen under the store's write lock, so no other writer's change is overwritten."""
+    write happen under the store's write lock, so no other writer's change is overwritten; the time goes into the
+    memory's history (`pinned_at` / `unpinned_at`)."""
     verb = "pin" if value else "unpin"
     with store.lock():
         mems = resolve_own(store, ids, profile, scope, verb)
@@ -49,8 +53,9 @@ def set_pinned(store, ids: Sequence[str], profile: str, scope: str, value: bool)
             raise UsageError(f"{', '.join(episodic)}: only persona (user) and instruction memories enter the "
                              f"system-prompt block; an episodic one is recalled when relevant")
         changed = [m for m in mems if bool(m.pinned) != bool(value)]
+        now = int(now if now is not None else time.time())
         for m in changed:
-            m.pinned = 1 if value else 0
+            record_pinned(m, 1 if value else 0, now)  # the mark and its time (its history), in one write
         store.update_metadata(changed)
     return mems, {m.id for m in changed}
 

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from ..config import Config
 from ..errors import AutomemError, StoreError
+from ..text import MIN_CHARS
 from .memory import Memory
 from .visibility import OWNER
 
@@ -63,7 +64,8 @@ class Forgetting:
         return list(self.iter_records(where={"status": "forgotten"}))
 
     def _erase_copies(self, gone: Sequence[Memory]) -> None:
-        """Everything but the record itself (called by `forget`, under the write lock)."""
+        """Everything but the record itself (called by `forget`, under the write lock). Its evidence and history
+        were on the record; their excerpts, like its text, leave the log, the spool and the caches."""
         from . import erase, index
 
         if self.backend == "embedded":
@@ -77,7 +79,9 @@ class Forgetting:
             with erase.jobs_lock(self.location):
                 erase.scrub_jobs(self.location, forgotten, self.embed, self.config.dedup_related_distance)
             erase.guard(self.location, forgotten, time.time())
-        erase.scrub_files(self.location, texts)
+        # Excerpts as short as the shortest memory are scrubbed too (a shorter one would take common words along).
+        excerpts = [w for m in gone for w in (m.source_excerpt, m.restated_first_excerpt, m.restated_last_excerpt)]
+        erase.scrub_files(self.location, texts + [w for w in excerpts if w and len(w) >= MIN_CHARS])
 
     def _tombstone_collection(self, create: bool = False) -> Any:
         """The tombstones' collection; None when nothing was ever forgotten here (and `create` is false)."""
@@ -141,6 +145,14 @@ class Forgetting:
             offset += _PAGE
         out.sort(key=lambda t: (t.get("forgotten_at", 0), t["id"]))
         return out
+
+    def tombstones_of(self, ids: Sequence[str]) -> list[dict]:
+        """The tombstones of these ids (each {"id", ...metadata}); [] when none."""
+        tomb = self._tombstone_collection()
+        if tomb is None or not ids:
+            return []
+        res = self._read("read", lambda: tomb.get(ids=list(ids), include=["metadatas"]))
+        return [{"id": i, **(m or {})} for i, m in zip(res["ids"], res["metadatas"])]
 
     def add_tombstones(self, tombstones: Sequence[dict]) -> int:
         """Store tombstones as given (import, migrate): no words, nothing deleted. Returns how many."""

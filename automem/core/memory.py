@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +26,29 @@ HELD_KEYS = (HELD_FEATURES, HELD_IN_USER_WORDS)
 METADATA_KEYS = (
     "wing", "category", "room", "profile", "scope", "added_by", "session_id", "task_id",
     "created_at", "updated_at", "status", "superseded_by", "job", "pinned", "restated", "audience",
+    "source_excerpt", "source_speaker", "source_role", "source_turn", "origin", "extractor",
+    "restated_first_at", "restated_first_session", "restated_first_excerpt",
+    "restated_last_at", "restated_last_session", "restated_last_excerpt",
+    "superseded_at", "superseded_reason", "superseded_how", "pinned_at", "unpinned_at",
 )
-INT_KEYS = ("created_at", "updated_at", "pinned", "restated")
+INT_KEYS = ("created_at", "updated_at", "pinned", "restated", "source_turn", "restated_first_at", "restated_last_at",
+            "superseded_at", "pinned_at", "unpinned_at")
+# Evidence (automem.core.provenance): the words it was learned from and how it entered.
+EVIDENCE_KEYS = ("source_excerpt", "source_speaker", "source_role", "source_turn", "origin", "extractor")
+# History (automem.core.history), kept on the record itself, written in the call that makes the change: the first and
+# the latest restatement (when, which session, its excerpt; `restated` counts them all), how and why it was
+# superseded, when it was last pinned and unpinned.
+HISTORY_KEYS = ("restated_first_at", "restated_first_session", "restated_first_excerpt", "restated_last_at",
+                "restated_last_session", "restated_last_excerpt", "superseded_at", "superseded_reason",
+                "superseded_how", "pinned_at", "unpinned_at")
+# Both are written only when not empty (Chroma keeps a row per key); a record written before them reads "" / 0.
+OPTIONAL_KEYS = EVIDENCE_KEYS + HISTORY_KEYS
+# Free text in these keys is stored escaped to ASCII (as JSON escapes it: "\u6211"). Chroma 1.5's embedded store
+# spends CPU superlinear in the non-ASCII characters of a metadata string (measured by 150 adds and updates on a
+# 10,000-memory store: an 80-character Chinese excerpt +4 ms a write, 300 characters +22 ms; escaped +0.8 ms).
+# `metadata()` is the stored form, `to_json()` and the fields the text.
+ESCAPED_KEYS = ("source_excerpt", "restated_first_excerpt", "restated_last_excerpt", "superseded_reason")
+_KNOWN, _INTS, _ESCAPED = frozenset(METADATA_KEYS), frozenset(INT_KEYS), frozenset(ESCAPED_KEYS)  # (every read)
 # `pinned` (0/1): `automem pin` put it in the system-prompt block ahead of everything else (within the budget).
 # `restated` (count): how often the write path found it said again (a duplicate); one of the block's ranking signals
 # (automem.core.recall.block_score). Records written before these keys existed read as 0.
@@ -40,14 +62,31 @@ AUDIENCE_EVERYONE = "everyone"
 # (`clamp`), so one impossible number cannot stop recall (SQLite's integers end at 2^63), and `import` refuses it.
 MAX_TIMESTAMP = 253_402_300_799
 MAX_COUNT = 10 ** 9
+COUNT_KEYS = ("restated", "source_turn")
 STRING_KEYS = ("wing", "category", "room", "profile", "scope", "added_by", "session_id", "task_id", "status",
-               "superseded_by", "job")
+               "superseded_by", "job", "audience", "source_speaker", "source_role", "origin", "extractor",
+               "restated_first_session", "restated_last_session", "superseded_how")
 MAX_STRING_CHARS = 1024  # a metadata string automem owns (ids, scopes, rooms)
+# The free text of ESCAPED_KEYS (excerpts of what was said, why a memory was superseded) is bounded as text is: at
+# most this many characters (as text; the stored escapes are longer), secrets redacted (automem.core.provenance).
+MAX_EXCERPT_CHARS = 300
+
+
+def escape(text: str) -> str:
+    """`text` as ESCAPED_KEYS store it: JSON's escapes, ASCII only."""
+    return json.dumps(text)[1:-1]
+
+
+def unescape(stored: str) -> str:
+    try:
+        return json.loads(f'"{stored}"')
+    except ValueError:  # not written escaped (a store edited by hand): as it is
+        return stored
 
 
 def upper_bound(key: str) -> int:
     """The largest value the number `key` (one of INT_KEYS, or a tombstone's forgotten_at) may hold."""
-    return 1 if key == "pinned" else MAX_COUNT if key == "restated" else MAX_TIMESTAMP
+    return 1 if key == "pinned" else MAX_COUNT if key in COUNT_KEYS else MAX_TIMESTAMP
 
 
 def value_problem(key: str, value: Any) -> str | None:
@@ -57,17 +96,18 @@ def value_problem(key: str, value: Any) -> str | None:
         if key == "pinned" and isinstance(value, bool):
             return None
         hi = upper_bound(key)
-        what = ("a time in whole seconds" if hi == MAX_TIMESTAMP else "a count" if key == "restated" else "0 or 1")
+        what = ("a time in whole seconds" if hi == MAX_TIMESTAMP else "a count" if key in COUNT_KEYS else "0 or 1")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return f"must be {what} from 0 to {hi}, not {type(value).__name__}"
         if value != value or not 0 <= value <= hi:  # NaN compares unequal to itself
             return f"must be {what} from 0 to {hi}"
         return None
-    if key in STRING_KEYS:
+    if key in STRING_KEYS or key in ESCAPED_KEYS:
         if not isinstance(value, str):
             return f"must be a string, not {type(value).__name__}"
-        if len(value) > MAX_STRING_CHARS:
-            return f"holds {len(value)} characters (at most {MAX_STRING_CHARS})"
+        most = MAX_EXCERPT_CHARS if key in ESCAPED_KEYS else MAX_STRING_CHARS
+        if len(value) > most:
+            return f"holds {len(value)} characters (at most {most})"
     return None
 
 
@@ -126,6 +166,23 @@ class Memory:
     pinned: int = 0
     restated: int = 0
     audience: str = ""
+    source_excerpt: str = ""
+    source_speaker: str = ""
+    source_role: str = ""
+    source_turn: int = 0
+    origin: str = ""
+    extractor: str = ""
+    restated_first_at: int = 0
+    restated_first_session: str = ""
+    restated_first_excerpt: str = ""
+    restated_last_at: int = 0
+    restated_last_session: str = ""
+    restated_last_excerpt: str = ""
+    superseded_at: int = 0
+    superseded_reason: str = ""
+    superseded_how: str = ""  # update | edit | merge
+    pinned_at: int = 0
+    unpinned_at: int = 0
     extra: dict = field(default_factory=dict)  # metadata keys automem does not own (kept through export/import)
 
     @property
@@ -141,23 +198,33 @@ class Memory:
             superseded_by=self.superseded_by, job=self.job, pinned=1 if self.pinned else 0,
             restated=max(0, int(self.restated or 0)), audience=self.audience or "",
         )
+        for key in OPTIONAL_KEYS:
+            value = getattr(self, key)
+            if value:
+                meta[key] = escape(value) if key in ESCAPED_KEYS else value
         return meta
 
     @classmethod
-    def from_record(cls, id: str, text: str, meta: dict | None) -> "Memory":
+    def from_record(cls, id: str, text: str, meta: dict | None, stored: bool = True) -> "Memory":
+        """A memory from a record's metadata: as the store keeps it (`stored`: ESCAPED_KEYS escaped), or as
+        `to_json` gives it (an export line)."""
         meta = dict(meta or {})
-        known = {k: meta.pop(k) for k in list(meta) if k in METADATA_KEYS}
+        known: dict[str, Any] = {}
+        for k in [k for k in meta if k in _KNOWN]:
+            v = meta.pop(k)
+            if k in _INTS:
+                v = clamp(k, v)
+            elif not isinstance(v, str):
+                v = "" if v is None else str(v)
+            elif stored and k in _ESCAPED:
+                v = unescape(v)
+            known[k] = v
         known.pop("category", None)  # derived from the wing
-        for k in INT_KEYS:
-            if k in known:
-                known[k] = clamp(k, known[k])
-        for k in ("wing", "profile", "room", "scope", "added_by", "session_id", "task_id", "status", "superseded_by",
-                  "job", "audience"):
-            if k in known and known[k] is None:
-                known[k] = ""
         known.setdefault("wing", "user")
         known.setdefault("profile", "default")
         return cls(id=id, text=text or "", extra=meta, **known)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "text": self.text, **self.metadata()}
+        out = {"id": self.id, "text": self.text, **self.metadata()}
+        out.update({k: getattr(self, k) for k in ESCAPED_KEYS if k in out})
+        return out

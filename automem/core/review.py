@@ -60,8 +60,10 @@ def candidate_of(memory: Memory):
     """The write path's candidate for a held memory the owner accepted: its words, wing, profile, scope and
     provenance (room, session, task, job) as they were learned, marked reviewed (not screened for injection again;
     the screening's other steps, personal facts and the user's own words, still apply)."""
+    from .provenance import Evidence
     from .write_path import EVENT_ROOMS, Candidate
 
+    evidence = Evidence.of(memory)  # where it was said goes with it (provenance kept)
     words = {"yes": True, "no": False}.get(str(memory.extra.get(HELD_IN_USER_WORDS) or ""))
     extra = {k: v for k, v in memory.extra.items() if k not in HELD_KEYS}
     # An event record (a kanban run) keeps its own id: held_id("m_<hex>") is "h_<hex>".
@@ -69,7 +71,7 @@ def candidate_of(memory: Memory):
     return Candidate(text=memory.text, wing=memory.wing, profile=memory.profile, room=memory.room or "tool",
                      scope=memory.scope, added_by=memory.added_by, session_id=memory.session_id,
                      task_id=memory.task_id, job=memory.job, extra=extra, id=event_id, in_user_words=words,
-                     reviewed=True)
+                     reviewed=True, evidence=evidence if evidence.recorded else None)
 
 
 def accept(store, ids: Sequence[str], judge=None, by: str = "") -> list:

@@ -23,7 +23,7 @@ from ..config import Config, load_config
 from ..errors import AutomemError, StoreError
 from ..paths import Location, make_private, write_private
 from .forgetting import Forgetting
-from .memory import HELD, METADATA_KEYS, Memory
+from .memory import HELD, METADATA_KEYS, OPTIONAL_KEYS, Memory
 from .visibility import OWNER, matches, visible_where
 
 COLLECTION = "memories"
@@ -616,10 +616,11 @@ class Store(Forgetting):
                 self._index(put=memories)
                 fresh = [i for i, m in enumerate(memories) if m.id not in present]
                 stored = [i for i, m in enumerate(memories) if m.id in present]
-                for rows, write in ((fresh, self._collection.add), (stored, self._collection.upsert)):
+                for rows, write, meta in ((fresh, self._collection.add, Memory.metadata),
+                                          (stored, self._collection.upsert, _rewritten)):
                     if rows:
                         write(ids=[memories[i].id for i in rows], documents=[memories[i].text for i in rows],
-                              metadatas=[memories[i].metadata() for i in rows],
+                              metadatas=[meta(memories[i]) for i in rows],
                               embeddings=[list(embeddings[i]) for i in rows])
                 # Written again on purpose (automatic sources never get here with a forgotten memory): restored.
                 # A memory held for review restores nothing (the write path never holds a forgotten one).
@@ -642,12 +643,20 @@ class Store(Forgetting):
             return
         with self.lock():
             try:
-                stored = {m.id: m.status for m in self.get([m.id for m in memories])}
-                keep = [m for m in memories
-                        if m.id in stored and _STATUS_RANK.get(m.status, 0) >= _STATUS_RANK.get(stored[m.id], 0)]
+                ids = list(dict.fromkeys(m.id for m in memories))
+                res = self._read("read", lambda: self.collection.get(ids=ids, include=["metadatas"]))
+                stored = {i: dict(meta or {}) for i, meta in zip(res["ids"], res["metadatas"])}  # as stored
+                keep = [m for m in memories if m.id in stored
+                        and _STATUS_RANK.get(m.status, 0) >= _STATUS_RANK.get(stored[m.id].get("status"), 0)]
                 if keep:
                     self._index(put=keep)
-                    self._collection.update(ids=[m.id for m in keep], metadatas=[m.metadata() for m in keep])
+                    # Only the keys that differ from what is stored (not from what was read: a value read clamped
+                    # is written back): Chroma merges metadata on update, and its cost grows with what it is sent
+                    # (a restatement changes 3 keys of some 20, an excerpt among the rest).
+                    changes = [(m.id, _changed(stored[m.id], m.metadata())) for m in keep]
+                    changes = [(i, c) for i, c in changes if c]
+                    if changes:
+                        self._collection.update(ids=[i for i, _ in changes], metadatas=[c for _, c in changes])
                 if len(keep) < len(memories):
                     from ..log import log_event
 
@@ -682,6 +691,7 @@ class Store(Forgetting):
 
             return explain(exc, self.config)
         return str(exc)
+
 
     def import_memories(self, memories: Sequence[Memory], batch: int = 256) -> int:
         """Store memories exactly as given (ids, text, every metadata field), re-embedding their text (a large
@@ -733,6 +743,19 @@ def read_generation(location: Location) -> int:
             return int(fh.read().strip() or 0)
     except (OSError, ValueError):
         return 0
+
+
+def _changed(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The keys of `after` whose values differ from `before` (what an update must send)."""
+    return {k: v for k, v in after.items() if k not in before or before[k] != v}
+
+
+def _rewritten(memory: Memory) -> dict[str, Any]:
+    """The metadata of a record written over a stored one (Chroma merges metadata on upsert): the optional keys this
+    memory does not have are deleted (None), so a restored memory carries no evidence or history of its old self."""
+    meta: dict[str, Any] = memory.metadata()
+    meta.update({k: None for k in OPTIONAL_KEYS if k not in meta})
+    return meta
 
 
 def open_store(location: Location | None = None, config: Config | None = None) -> Store:

@@ -1,9 +1,9 @@
 """The Memory tab's one way into automem: every function the tab's backend calls on memories, the spool and the
 log lives here, each a thin call to what the CLI uses: the Python API (`automem.api.Memories`, over this process's
-one Store) for a memory's detail, pin / unpin, forget and the review of held memories; `Store.recall` as `automem
-search`; the recall index's rows as `automem list` (a page costs the same at 100,000 memories); the spool as
-`automem stats` and `drain --retry-dead`. When issue 30's `edit` / history arrive, this file is the one that
-changes; until then their parts of the answer say "not recorded" (see CAPABILITIES).
+one Store) for pin / unpin, forget and the review of held memories; `automem.core.history.show` as `automem show`
+and `automem.core.write_path.edit` as `automem edit`; `Store.recall` as `automem search`; the recall index's rows
+as `automem list` (a page costs the same at 100,000 memories); the spool as `automem stats` and `drain
+--retry-dead`.
 
 One Store per process: two Chroma clients on one folder in one process share Chroma's cached system, so neither
 would see other processes' writes after a reopen, and `forget` (which closes its client to VACUUM) could not close
@@ -24,7 +24,7 @@ from .. import errors
 from ..api import Memories, MemoryView
 from ..config import load_config
 from ..core import index
-from ..core.memory import CATEGORY_OF_WING, METADATA_KEYS, OWNER
+from ..core.memory import CATEGORY_OF_WING, OWNER, Memory
 from ..core.store import Store
 from ..errors import UsageError
 from ..extract.spool import dead_jobs, pending_jobs, revive_dead
@@ -33,11 +33,10 @@ from ..paths import Location, resolve_root_and_profile
 from ..text import redact_secrets
 from .queries import ListQuery, SearchQuery, View
 
-# What the tab can offer today. Issue 30 (provenance) brings excerpts, history events and `edit`; issue 27 (trust)
-# brings the owner's confirmation of shared instructions. The page hides or marks what is False here.
-CAPABILITIES = {"edit": False, "excerpt": False, "history_events": False, "share": False, "judge_pairs": False}
+# What the tab can offer today (the page hides or marks what is False here). Issue 27 (trust) brings the owner's
+# confirmation of shared instructions to the tab.
+CAPABILITIES = {"edit": True, "excerpt": True, "history_events": True, "share": False, "judge_pairs": False}
 MAX_JOBS_SHOWN = 50
-MAX_CHAIN = 20  # steps followed each way along a superseded chain
 
 
 class NotFound(LookupError):
@@ -195,31 +194,62 @@ def _api(store: Store, scope: str | None = None) -> Memories:
     return Memories._over(store.location, lambda: store.config, lambda: store, scope=scope or None, by="dashboard")
 
 
+def _step_row(step) -> dict:
+    """One link of a memory's chain (automem.core.history.Step) as a list row, with how it is linked and where that
+    value was learned; a forgotten one keeps its id only."""
+    if step.memory is None:
+        return {"id": step.id, "text": None, "status": "forgotten" if step.forgotten_at else "unknown",
+                "link": step.link, "at": step.at, "forgotten_at": step.forgotten_at or None}
+    return {**row_of(step.memory), "link": step.link, "at": step.at, "reason": step.reason or None,
+            "session_id": step.memory.session_id or None, "evidence": _evidence(step.memory)}
+
+
+def _evidence(m: Memory) -> dict | None:
+    """Where `m` was learned (automem.core.provenance.Evidence), its excerpt redacted on the way out; None when an
+    older automem stored it without."""
+    from ..core.provenance import Evidence
+
+    ev = Evidence.of(m)
+    if not ev.recorded:
+        return None
+    return {**ev.to_json(), "excerpt": _shown(ev.excerpt) or None}
+
+
+def _event_row(e) -> dict:
+    out = e.to_json()
+    if out.get("excerpt"):
+        out["excerpt"] = _shown(out["excerpt"])
+    return out
+
+
 def memory_detail(store: Store, memory_id: str) -> dict:
-    """One memory with its provenance and its chain (`Memories.show` as the owner: any memory of the root, like
-    `automem list --all-profiles --all-users`). NotFound for an unknown id."""
-    try:
-        v = _api(store).show(memory_id)
-    except errors.NotFound:
-        tomb = next((t for t in store.tombstones() if t["id"] == memory_id), None)
+    """One memory with its provenance, its events and its chain (`automem show ID`, the owner's view: any memory of
+    the root, like `automem list --all-profiles --all-users`). NotFound for an unknown id."""
+    from ..core import history
+
+    found = store.get([memory_id])
+    if not found:
+        tomb = next(iter(store.tombstones_of([memory_id])), None)
         if tomb is None:
-            raise NotFound(f"no memory with id {memory_id}") from None
-        return {"memory": tombstone_row(tomb), "provenance": None, "history": None, "capabilities": dict(CAPABILITIES)}
-    rec = v.to_json()
+            raise NotFound(f"no memory with id {memory_id}")
+        events = [{"memory_id": memory_id, "kind": "forgotten", "at": int(tomb.get("forgotten_at") or 0)}]
+        return {"memory": tombstone_row(tomb), "provenance": None,
+                "history": {"replaced": [], "replaced_by": [], "events": events}, "capabilities": dict(CAPABILITIES)}
+    m = found[0]
+    shown = history.show(store, memory_id)
+    evidence = _evidence(m)
     provenance = {
-        "session_id": v.session_id, "task_id": v.task_id, "job": v.job, "origin": rec.get("room") or None,
-        "added_by": v.added_by or None, "who": "owner" if v.scope == OWNER else v.scope,
-        "created_at": v.created_at, "updated_at": v.updated_at, "restated": v.restated,
-        "excerpt": None,  # issue 30: the words it was learned from ("not recorded" until then)
-        "other": {k: x for k, x in sorted(rec.items())
-                  if k not in METADATA_KEYS and k not in ("id", "text") and isinstance(x, (str, int, float, bool))},
+        "session_id": m.session_id or None, "task_id": m.task_id or None, "job": m.job or None,
+        "origin": m.origin or m.room or None, "room": m.room or None, "added_by": m.added_by or None,
+        "who": "owner" if m.scope == OWNER else m.scope,
+        "created_at": int(m.created_at or 0), "updated_at": int(m.updated_at or 0), "restated": int(m.restated or 0),
+        "excerpt": evidence["excerpt"] if evidence else None, "evidence": evidence,
+        "other": {k: v for k, v in sorted(m.extra.items()) if isinstance(v, (str, int, float, bool))},
     }
-    replaced_by = [view_row(s.memory) if s.memory is not None else {"id": s.id, "text": None, "status": "forgotten"}
-                   for s in v.replaced_by]
-    history = {"replaced": [view_row(s.memory) for s in v.replaced if s.memory is not None],
-               "replaced_by": replaced_by, "events": None}  # issue 30: history events ("not recorded" until then)
-    return {"memory": {**view_row(v), "superseded_by": v.superseded_by}, "provenance": provenance,
-            "history": history, "capabilities": dict(CAPABILITIES)}
+    hist = {"replaced": [_step_row(s) for s in shown.replaced],
+            "replaced_by": [_step_row(s) for s in shown.replaced_by], "events": [_event_row(e) for e in shown.events]}
+    return {"memory": {**row_of(m), "superseded_by": m.superseded_by or None}, "provenance": provenance,
+            "history": hist, "capabilities": dict(CAPABILITIES)}
 
 
 # -- changes (the CLI's own functions) --------------------------------------------------------------------------
@@ -260,9 +290,18 @@ def reject_held(store: Store, memory_id: str) -> dict:
 
 
 def edit(store: Store, memory_id: str, view: View, text: str) -> dict:
-    """`automem edit ID TEXT` arrives with issue 30; until then the page does not offer it."""
-    raise NotImplementedError("editing a memory arrives with `automem edit` (issue 30); until then forget it and "
-                              "add the corrected one with `automem add`")
+    """`automem edit ID TEXT`: the corrected text through the write path's checks becomes the active memory (the
+    owner's dashboard corrects any memory, as the CLI without --user; with a scope, only that one's). A refused text
+    is a UsageError (HTTP 409, one line): nothing changed."""
+    found = store.get([memory_id])
+    if not found or found[0].status == "forgotten":
+        raise NotFound(f"no memory with id {memory_id} (a forgotten memory cannot be edited)")
+    try:
+        d = _api(store, view.scope).edit(memory_id, text)
+    except errors.Refused as exc:
+        raise UsageError(str(exc)) from None
+    return {"decision": "corrected", "id": d.id, "corrects": memory_id, "reason": d.reason, "text": _shown(d.text),
+            "category": d.category}
 
 
 # -- the pipeline -----------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ gets 401); every change is a POST or PUT with a JSON body.
     GET  /memories/{id}             one memory, its provenance and its chain
     POST /memories/{id}/pin         {"profile", "scope", "pinned"}
     POST /memories/{id}/forget      {"profile", "confirm": id}
-    PUT  /memories/{id}             {"profile", "text"} (501 until `automem edit` exists)
+    PUT  /memories/{id}             {"profile", "text"}: `automem edit` (409 with the reason when refused)
     GET  /health                    jobs waiting and failed, the last extraction, the store's size
     POST /jobs/retry                {"profile", "job"?}
 """

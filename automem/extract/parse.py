@@ -49,6 +49,23 @@ class ParseError(LLMError):
 class Item:
     category: str
     text: str
+    turn: int = 0  # the transcript turn it came from (1-based; 0: not named)
+    source: str = ""  # the words it came from, when the extractor knows them exactly (the rules' sentence)
+
+
+# The turn a memory names (prompt rule 8): "[3]…" in front, or, as models also write it, "…[3]" at the end; full-width
+# brackets too. At most 4 digits: a number in brackets that long is part of the memory.
+_TURN_HEAD = re.compile(r"^\s*[\[【［]\s*(\d{1,4})\s*[\]】］]\s*[:：.、\-]?\s*")
+_TURN_TAIL = re.compile(r"\s*[\[【［]\s*(\d{1,4})\s*[\]】］]\s*$")
+
+
+def split_turn(text: str) -> tuple[str, int]:
+    """(memory text without its turn mark, the turn; 0 when it names none)."""
+    m = _TURN_HEAD.match(text) or _TURN_TAIL.search(text)
+    if not m:
+        return text, 0
+    rest = (text[:m.start()] + text[m.end():]).strip()
+    return (rest, int(m.group(1))) if rest else (text, 0)
 
 
 @dataclass
@@ -311,6 +328,19 @@ def _text_of(value: Any) -> str | None:
     return None
 
 
+def _turn_of(value: dict) -> int:
+    """A turn given as a field ({"text": ..., "turn": 3}), as a model answering objects may."""
+    for key, v in value.items():
+        if (_key(key) in ("turn", "line", "source_turn", "行号") and isinstance(v, (int, str))
+                and not isinstance(v, bool)):
+            try:
+                n = int(str(v).strip("[]【】 "))
+            except ValueError:
+                return 0
+            return n if 0 < n < 10_000 else 0
+    return 0
+
+
 def _kind_of(value: dict) -> str | None:
     for key, v in value.items():
         if _key(key) in KIND_KEYS and isinstance(v, str):
@@ -335,7 +365,10 @@ def to_extraction(value: Any, complete: bool, classify: Callable[[str], str] | N
             return
         if isinstance(raw, dict):
             category = _kind_of(raw) or category
-        result.items.append(Item(category, text))
+        text, turn = split_turn(text)
+        if isinstance(raw, dict) and not turn:
+            turn = _turn_of(raw)
+        result.items.append(Item(category, text, turn))
 
     def walk_dict(obj: dict, where: str) -> None:
         for key, val in obj.items():
@@ -372,7 +405,7 @@ def to_extraction(value: Any, complete: bool, classify: Callable[[str], str] | N
 
     walk(value, "")
     seen: set[tuple[str, str]] = set()
-    unique = []
+    unique: list[Item] = []
     for item in result.items:
         if (item.category, item.text) not in seen:
             seen.add((item.category, item.text))

@@ -22,9 +22,11 @@ from typing import Any, Sequence
 from ..config import Config, load_config
 from ..core.identity import OWNER_IDENTITY, Identity
 from ..core.memory import WING_OF_CATEGORY
+from ..core.provenance import OWNER_SPEAKER, Evidence, excerpt_of, source_turn, speaker_for
 from ..errors import AutomemError
 from ..log import log_event
 from ..paths import Location
+from .parse import Item
 from .prompt import build_judge_messages, build_messages, known_context
 from .spool import (
     BackgroundDrainer,
@@ -138,22 +140,24 @@ def known_memories(store: Any, transcript: Transcript, profile: str, config: Con
 
 # -- P0 + parse --------------------------------------------------------------------------------------------------
 def extract_candidates(transcript: Transcript, known: list[str], backend: Any, config: Config,
-                       details: dict, max_tokens: int | None = None) -> list[tuple[str, str]]:
-    """(category, text) pairs from the backend. Records tokens, latency and parse notes in `details`."""
+                       details: dict, max_tokens: int | None = None) -> list[Item]:
+    """The memories the backend found (category, text, and the turn each came from). Records tokens, latency and
+    parse notes in `details`."""
     from .parse import parse_extraction
     from .rules import classify, extract_statements
 
     details["backend"] = backend.name
     if backend.name == "rules":
         start = time.monotonic()
-        result = extract_statements(transcript.user_texts())
+        users = [(n, text) for n, (role, text) in enumerate(transcript.messages, 1) if role == "user"]
+        result = extract_statements([t for _, t in users], turns=[n for n, _ in users])
         details["latency_ms"] = round((time.monotonic() - start) * 1000, 2)
         details.setdefault("prompt_tokens", 0)
         details.setdefault("completion_tokens", 0)
     else:
         known_text = known_context(known, config.known_max_items, config.known_max_chars)
         details["known"] = len(known_text.split("；")) if known_text else 0
-        completion = backend.complete(build_messages(transcript.text, known_text), max_tokens=max_tokens)
+        completion = backend.complete(build_messages(transcript.numbered, known_text), max_tokens=max_tokens)
         details["model"] = completion.model
         details["prompt_tokens"] = details.get("prompt_tokens", 0) + completion.prompt_tokens
         details["completion_tokens"] = details.get("completion_tokens", 0) + completion.completion_tokens
@@ -165,9 +169,27 @@ def extract_candidates(transcript: Transcript, known: list[str], backend: Any, c
         details["parse_notes"] = result.notes
     if result.truncated:
         details["truncated"] = True
-    pairs = [(item.category, item.text) for item in result.items]
-    details["candidates"] = [{"category": c, "text": t} for c, t in pairs]
-    return pairs
+    details["candidates"] = [{"category": i.category, "text": i.text} for i in result.items]
+    return result.items
+
+
+def evidence_for(item: Item, transcript: Transcript, user_speaker: str, extractor: str) -> Evidence:
+    """Where one extracted memory came from: the turn it named (or the one it shares most with; an assistant's
+    echo gives way to the user's words, see automem.core.provenance.source_turn), that turn's role and speaker,
+    and its excerpt (the rules' exact sentence, else the part of the turn the memory shares most with)."""
+    turn = source_turn(transcript.messages, item.text, item.turn)
+    if not turn:
+        return Evidence(origin="extraction", extractor=extractor)
+    role, text = transcript.messages[turn - 1]
+    excerpt = item.source if item.source and item.source in text else excerpt_of(text, item.text)
+    return Evidence(excerpt=excerpt, speaker=speaker_for(role, user_speaker), role=role, turn=turn,
+                    origin="extraction", extractor=extractor)
+
+
+def extractor_name(backend: Any, details: dict) -> str:
+    """"rules", or "<backend>:<model>" ("openai:glm-4-flash")."""
+    model = details.get("model") or getattr(backend, "model", "") or ""
+    return backend.name if backend.name == "rules" or not model else f"{backend.name}:{model}"
 
 
 def make_judge(backend: Any, details: dict, config: Config | None = None):
@@ -212,15 +234,19 @@ def judge_for(location: Location, config: Config, origin: str = "cli", details: 
 def in_user_words(backend: str, wing: str, text: str, user_texts: Sequence[str],
                   role: str | None = None) -> bool | None:
     """Whether an extracted instruction is the user's own words (automem.core.instructions.supported): the rules
-    read user turns only (quotations left out), so theirs are; an LLM's must be found in a user turn (by its source
-    turn's `role` when known, else by the words). None for the other wings (nothing is shared from them)."""
+    read user turns only (quotations left out), so theirs are; an LLM's must be found in a user turn. Its source
+    turn's `role` (automem.core.provenance.source_turn) settles "no" when it is an assistant's or a tool's turn;
+    a user turn is the model's claim (a tool output can tell it which turn to name), so the words must still be
+    found in the user's messages. None for the other wings (nothing is shared from them)."""
     if wing != "instruction":
         return None
     if backend == "rules":
         return True
     from ..core.instructions import supported
 
-    return supported(text, user_texts, role)
+    if role and role != "user":
+        return supported(text, user_texts, role)
+    return supported(text, user_texts)
 
 
 # -- P1 and one job ------------------------------------------------------------------------------------------
@@ -274,15 +300,19 @@ class Pipeline:
         cut_before = sum(1 for _, error in job.errors if str(error).startswith(TRUNCATED))
         max_tokens = config.extract_max_tokens * 2 ** min(cut_before, MAX_TOKEN_DOUBLINGS)
         pairs = extract_candidates(transcript, known, backend, config, details, max_tokens=max_tokens)
+        extractor = extractor_name(backend, details)
+        user_speaker = identity.scope_for("user") or OWNER_SPEAKER
         candidates = []
         user_texts = transcript.user_texts()
-        for cat, text in pairs:
-            wing = WING_OF_CATEGORY.get(cat, "user")
-            candidates.append(Candidate(text=text, wing=wing, profile=job.profile, scope=identity.scope_for(wing),
+        for item in pairs:
+            wing = WING_OF_CATEGORY.get(item.category, "user")
+            evidence = evidence_for(item, transcript, user_speaker, extractor)
+            candidates.append(Candidate(text=item.text, wing=wing, profile=job.profile, scope=identity.scope_for(wing),
                                         room="auto-extract", added_by="auto-extract", session_id=job.session_id,
                                         task_id=job.task_id, job=job.id, writes=dict(identity.writes),
-                                        in_user_words=in_user_words(backend.name, wing, text, user_texts),
-                                        queued_at=job.created_at))
+                                        in_user_words=in_user_words(backend.name, wing, item.text, user_texts,
+                                                                    evidence.role or None),
+                                        queued_at=job.created_at, evidence=evidence))
         decisions = remember(store, candidates, judge=make_judge(backend, details, config)) if candidates else []
         details["decisions"] = [d.to_json() for d in decisions]
         if details.get("truncated"):

@@ -14,7 +14,7 @@ Plain functions, no I/O.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from ..core.instructions import unquoted
 from ..core.personal import personal_fact, strip_keep_prefix
@@ -148,11 +148,13 @@ def third_person(sentence: str) -> str:
     return (s[:1].upper() + s[1:]).strip()
 
 
-def extract_statements(user_texts: Iterable[str]) -> Extraction:
-    """Every explicit statement in the user's messages, as memories with a category."""
+def extract_statements(user_texts: Iterable[str], turns: Sequence[int] | None = None) -> Extraction:
+    """Every explicit statement in the user's messages, as memories with a category, each with the sentence it
+    came from (`Item.source`) and, given `turns` (each message's turn number), its turn."""
     result = Extraction()
     seen: set[str] = set()
-    for text in user_texts:
+    for n, text in enumerate(user_texts):
+        turn = turns[n] if turns is not None and n < len(turns) else 0
         for sentence in split_sentences(unquoted(text)):
             if len(sentence) < MIN_SENTENCE_CHARS or len(sentence) > MAX_SENTENCE_CHARS:
                 continue
@@ -165,5 +167,5 @@ def extract_statements(user_texts: Iterable[str]) -> Extraction:
             if len(memory) < MIN_SENTENCE_CHARS or memory in seen:
                 continue
             seen.add(memory)
-            result.items.append(Item(category, memory))
+            result.items.append(Item(category, memory, turn, sentence))
     return result

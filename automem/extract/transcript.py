@@ -24,6 +24,11 @@ ROLES = ("user", "assistant")
 PREFIX = {"user": "用户", "assistant": "助手"}  # the seed's line prefixes
 SEPARATOR = "："
 
+
+def turn_mark(n: int) -> str:
+    """How a turn's number opens its line, and a memory in the model's answer: "[3]"."""
+    return f"[{n}]"
+
 # Text longer than this is cut before secrets are redacted (bounds the regex work on a pasted megabyte); the
 # private-key pattern also matches an unterminated block, so a cut inside a key still redacts all of it.
 _PRE_CUT = 8000
@@ -77,8 +82,19 @@ class Transcript:
 
     @property
     def text(self) -> str:
-        """What the LLM reads: `用户：…` / `助手：…` lines, as in the seed."""
+        """`用户：…` / `助手：…` lines, as in the seed."""
         return "\n".join(f"{PREFIX[role]}{SEPARATOR}{text}" for role, text in self.messages)
+
+    @property
+    def numbered(self) -> str:
+        """What the LLM reads: the seed's lines, each opened by its turn's number (`[1]用户：…`), so every memory in
+        the answer can name the turn it came from (automem.extract.prompt, rule 8)."""
+        return "\n".join(f"{turn_mark(n)}{PREFIX[role]}{SEPARATOR}{text}"
+                         for n, (role, text) in enumerate(self.messages, 1))
+
+    def turn(self, n: int) -> tuple[str, str] | None:
+        """(role, text) of turn `n` (1-based), or None when there is no such turn."""
+        return self.messages[n - 1] if isinstance(n, int) and 1 <= n <= len(self.messages) else None
 
     def user_texts(self) -> list[str]:
         return [text for role, text in self.messages if role == "user"]

@@ -79,6 +79,7 @@ def task_memory_text(run: TaskRun) -> str:
 
 def task_candidate(run: TaskRun, added_by: str = "kanban-hook"):
     """The write-path candidate of a run: wing episodic, room kanban, the assignee's profile."""
+    from ..core.provenance import Evidence
     from ..core.write_path import Candidate
 
     extra = {
@@ -90,9 +91,12 @@ def task_candidate(run: TaskRun, added_by: str = "kanban-hook"):
         "kanban_summary": _cut(scrub(run.summary or "").strip(), SUMMARY_META_MAX_CHARS),
         "kanban_ended_at": int(run.ended_at),
     }
+    # Its source is the task itself (task_id, board, run in the metadata): no conversation turn to quote.
+    evidence = Evidence(speaker=f"kanban worker {run.assignee}" if run.assignee else "", origin="kanban",
+                        extractor=added_by)
     return Candidate(text=task_memory_text(run), wing=WING, profile=run.profile or run.assignee or DEFAULT_BOARD,
                      room=ROOM, added_by=added_by, session_id=run.worker_session_id, task_id=run.task_id,
-                     extra=extra, id=task_memory_id(run.board, run.task_id, run.run_id))
+                     extra=extra, id=task_memory_id(run.board, run.task_id, run.run_id), evidence=evidence)
 
 
 def record_runs(store, runs: Sequence[TaskRun], added_by: str) -> list:

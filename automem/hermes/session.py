@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 from ..config import Config, load_config
 from ..core.identity import OWNER_IDENTITY, Identity
 from ..core.memory import CATEGORY_OF_WING, WING_OF_CATEGORY, WINGS
+from ..core.provenance import OWNER_SPEAKER, Evidence, excerpt_of, overlap
 from ..log import log_event
 from ..paths import Location, sqlite_ro_uri
 
@@ -41,22 +42,27 @@ TOOL_SCHEMAS: list[dict] = [
         "name": "automem_search",
         "description": ("Search long-term memory (automem): the user's preferences, past events and tasks, and the "
                         "rules learned in earlier sessions, including instructions shared by other profiles. Use it "
-                        "before asking the user something they may have told you before."),
+                        "before asking the user something they may have told you before. Each result says where it "
+                        "was learned (`source`). With `id` instead of a query: that one memory, the words it was "
+                        "learned from, the values it replaced and what replaced it (when the user asks where you "
+                        "learned something)."),
         "parameters": {
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "what to look for, in any language"},
+                "id": {"type": "string", "description": "a memory id (m_...): show its source and history"},
                 "k": {"type": "integer", "minimum": 1, "maximum": 20, "description": "how many results (default 5)"},
                 "wing": {"type": "string", "enum": list(WINGS),
                          "description": "only this kind: user (persona), episodic (events), instruction (rules)"},
             },
-            "required": ["query"],
         },
     },
     {
         "name": "automem_remember",
         "description": ("Store one lasting memory now (automem deduplicates it and replaces an older fact it "
-                        "updates). One short statement, 5-200 characters, in the user's language; never secrets."),
+                        "updates). One short statement, 5-200 characters, in the user's language; never secrets. "
+                        "When the user corrects a memory, give its id as `corrects`: the text replaces it (its "
+                        "source and history are kept)."),
         "parameters": {
             "type": "object",
             "properties": {
@@ -64,8 +70,11 @@ TOOL_SCHEMAS: list[dict] = [
                 "category": {"type": "string", "enum": ["persona", "episodic", "instruction"],
                              "description": "persona: about the user; episodic: what happened; instruction: a rule "
                                             "or way of working (shared with other profiles)"},
+                "corrects": {"type": "string",
+                             "description": "the id (m_...) of the memory the user says is wrong; text is the "
+                                            "corrected memory (category is then the old one's)"},
             },
-            "required": ["text", "category"],
+            "required": ["text"],
         },
     },
     {
@@ -106,10 +115,32 @@ def _dumps(obj: Any) -> str:
 
 
 # -- the tools (plain functions over a store; both plugin roles call them) ----------------------------------------
+def tool_show(store, profile: str, memory_id: Any, identity: Identity = OWNER_IDENTITY) -> dict:
+    """One memory as the agent may see it: its text, where it was learned, the values it replaced and what replaced
+    it (automem.core.history.show, with this agent's identity: another person's memory is unknown to it, and the
+    owner's shared memory comes without the owner's words)."""
+    from ..core.history import NotFound, show
+
+    if not isinstance(memory_id, str) or not memory_id.strip():
+        return {"error": "`id` must be a memory id (m_...) from automem_search"}
+    try:
+        shown = show(store, memory_id.strip()[:128], profile=profile, scopes=identity.reads)
+    except NotFound as exc:
+        return {"error": str(exc)}
+    out = shown.to_json()
+    keep = ("id", "text", "category", "wing", "status", "pinned", "created_at", "updated_at", "session_id", "task_id",
+            "source", "evidence", "events", "replaced", "replaced_by")
+    return {"memory": {k: out[k] for k in keep if k in out}}
+
+
 def tool_search(store, profile: str, args: dict, identity: Identity = OWNER_IDENTITY) -> dict:
+    from ..core.history import source_line
+
+    if args.get("id") and not args.get("query"):
+        return tool_show(store, profile, args.get("id"), identity)
     query = args.get("query")
     if not isinstance(query, str) or not query.strip():
-        return {"error": "automem_search needs a non-empty `query` string"}
+        return {"error": "automem_search needs a non-empty `query` string (or a memory `id`)"}
     try:
         k = int(args.get("k") or 5)
     except (TypeError, ValueError):
@@ -122,7 +153,23 @@ def tool_search(store, profile: str, args: dict, identity: Identity = OWNER_IDEN
             return {"error": f"`wing` must be one of {', '.join(WINGS)}"}
     hits = store.recall(query, k=k, profile=profile, wing=wing, scopes=identity.reads)
     return {"results": [{"id": m.id, "text": m.text, "category": m.category, "wing": m.wing, "profile": m.profile,
-                         "distance": round(d, 4), "updated_at": m.updated_at} for m, d in hits]}
+                         "distance": round(d, 4), "updated_at": m.updated_at,
+                         "source": source_line(m, identity.reads)} for m, d in hits]}
+
+
+def agent_evidence(text: str, user_words: Sequence[str] | None, identity: Identity, origin: str) -> Evidence:
+    """Where a memory the agent wrote (its tool, or Hermes' built-in memory tool) came from: the user's message of
+    this session sharing the most words with it, the latest on a tie (the user said it; the agent wrote it down),
+    else the agent's own words (role assistant, no excerpt)."""
+    best, shared = "", 0
+    for said in user_words or ():
+        n = overlap(said, text) if isinstance(said, str) else 0
+        if n and n >= shared:
+            best, shared = said, n
+    if best:
+        return Evidence(excerpt=excerpt_of(best, text), speaker=identity.scope_for("user") or OWNER_SPEAKER,
+                        role="user", origin=origin)
+    return Evidence(speaker="assistant", role="assistant", origin=origin)
 
 
 def said_by_user(text: str, user_words: Sequence[str] | None) -> bool | None:
@@ -139,10 +186,12 @@ def tool_remember(store, profile: str, args: dict, session_id: str = "", identit
                   judge=None, user_words: Sequence[str] | None = None) -> dict:
     """The agent stores one memory. An instruction not in the words the user said in this session (what the agent
     read in a web page, a file, a tool's output) is kept for this profile only, never shared
-    (automem.core.instructions.screen)."""
+    (automem.core.instructions.screen). With `corrects`, the user's correction of one of their memories."""
     from ..core.write_path import Candidate, remember
 
     text, category = args.get("text"), args.get("category") or "persona"
+    if args.get("corrects"):
+        return tool_correct(store, profile, args.get("corrects"), text, identity, user_words)
     wing = WING_OF_CATEGORY.get(category, category if category in WINGS else None)
     if wing is None:
         return {"error": "`category` must be persona, episodic or instruction"}
@@ -151,11 +200,34 @@ def tool_remember(store, profile: str, args: dict, session_id: str = "", identit
     [d] = remember(store, [Candidate(text=text, wing=wing, profile=profile, room=ROOM_TOOL, added_by="agent",
                                      session_id=session_id, scope=identity.scope_for(wing),
                                      writes=dict(identity.writes),
-                                     in_user_words=said_by_user(text, user_words) if wing == "instruction" else None)],
+                                     in_user_words=said_by_user(text, user_words) if wing == "instruction" else None,
+                                     evidence=agent_evidence(text, user_words, identity, "tool"))],
                    judge=judge)
     out = {"decision": d.action, "id": d.id, "matched_id": d.matched_id, "reason": d.reason, "text": d.text,
            "category": CATEGORY_OF_WING.get(d.wing, d.wing)}
     return out
+
+
+def tool_correct(store, profile: str, memory_id: Any, text: Any, identity: Identity = OWNER_IDENTITY,
+                 user_words: Sequence[str] | None = None) -> dict:
+    """The user's correction of one of their memories (automem.core.write_path.edit with this agent's identity:
+    only a memory of this profile in a scope it writes; the owner's shared memory is read-only to anyone else).
+    Screened as the agent's writes are: an injection-shaped text is refused, and an instruction's correction must
+    be in the words the user said in this session."""
+    from ..core.write_path import edit
+    from ..errors import UsageError
+
+    if not isinstance(memory_id, str) or not memory_id.strip():
+        return {"error": "`corrects` must be a memory id (m_...) from automem_search"}
+    if not isinstance(text, str):
+        return {"error": "automem_remember needs a `text` string: the corrected memory"}
+    try:
+        d = edit(store, memory_id.strip()[:128], text, profile=profile, scopes=sorted(set(identity.writes.values())),
+                 explicit=False, in_user_words=said_by_user(text, user_words))
+    except UsageError as exc:
+        return {"error": str(exc)}
+    return {"decision": "rejected" if d.action == "rejected" else "corrected", "id": d.id, "corrects": memory_id,
+            "reason": d.reason, "text": d.text, "category": CATEGORY_OF_WING.get(d.wing, d.wing)}
 
 
 def tool_forget(store, profile: str, args: dict, identity: Identity = OWNER_IDENTITY) -> dict:
@@ -215,7 +287,9 @@ def tool_share(store, profile: str, args: dict, identity: Identity = OWNER_IDENT
 def run_tool(store, profile: str, name: str, args: Any, session_id: str = "",
              identity: Identity = OWNER_IDENTITY, judge=None, user_words: Sequence[str] | None = None) -> str:
     """One tool call as Hermes wants it: a JSON string, errors included (never an exception). `judge`: the
-    write path's LLM judge for `automem_remember` (the session's model), or None for the offline rules."""
+    write path's LLM judge for `automem_remember` (the session's model), or None for the offline rules;
+    `user_words`: what the user said in this session (agent writes are checked against it, and quote it as their
+    source)."""
     if not isinstance(args, dict):
         return _dumps({"error": "tool arguments must be a JSON object"})
     try:
@@ -263,7 +337,8 @@ def mirror_write(store, profile: str, action: str, target: str, content: str, me
                                          added_by="builtin-memory", session_id=session_id, scope=scope,
                                          writes=dict(identity.writes),
                                          in_user_words=said_by_user(new_text, user_words)
-                                         if wing == "instruction" else None)])
+                                         if wing == "instruction" else None,
+                                         evidence=agent_evidence(new_text, user_words, identity, "mirror"))])
         out["decision"] = d.to_json()
     return out
 
@@ -717,12 +792,16 @@ def run_tool_in_home(hermes_home: str | None, name: str, args: Any, session_id: 
     location = Location.resolve(hermes_home)
     config = load_config(location)
     identity = identity_of_session(location, config, session_id)
+    with _FALLBACK_LOCK:  # this session's recall state holds the user's message of this turn
+        sess = _FALLBACK_SESSIONS.get((str(location.profile_home), session_id or ""))
     judge = None
     if name == "automem_remember":
         from ..extract.pipeline import judge_for
 
         judge = judge_for(location, config, origin="hermes")
     user_words = _user_texts(read_state_transcript(location.profile_home, session_id)) if session_id else []
+    if sess is not None:  # this turn's message (prefetch got it) may not be in state.db yet
+        user_words += [t for t in sess.user_words() if t not in user_words]
     return run_tool(store_for(location, config), location.profile, name, args, session_id, identity, judge=judge,
                     user_words=user_words)
 

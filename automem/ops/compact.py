@@ -33,6 +33,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
 
+from ..core import history
 from ..core.dedup import Neighbour, Thresholds, decide
 from ..core.memory import Memory
 from ..core.write_path import EVENT_ROOMS, EVENT_WING, JUDGED_NEW, RELATED_TO
@@ -291,7 +292,8 @@ def compact(store, dry_run: bool = False, now: int | None = None, judge=None) ->
             changed: dict[str, Memory] = {}
             for m in merges:
                 old, kept = by_id[m.superseded], by_id[m.kept]
-                old.status, old.superseded_by, old.updated_at = "superseded", kept.id, now
+                history.supersede(old, kept.id, f"compact: {m.reason}", "merge" if m.action == "duplicate"
+                                  else "update", now)
                 changed[old.id] = old
                 if m.action == "duplicate":
                     kept.updated_at = max(kept.updated_at, now)  # restated: the fact is still current

@@ -1,6 +1,7 @@
 """`automem export` and `automem import`: every memory as JSON lines, and back.
 
-An export holds every memory of every profile (ids, text, metadata, status), its text redacted on the way out, and
+An export holds every memory of every profile (ids, text, metadata, status, evidence and history: automem.core.history),
+its text and excerpts redacted on the way out, and
 with `forgotten` the tombstones of forgotten memories (ids and hashes, never words). An import stores the lines
 exactly as exported (ids and metadata kept, text re-embedded), each text checked as `add` checks it; by default one
 invalid line imports nothing.
@@ -35,10 +36,11 @@ def tombstone_json(t: dict) -> dict:
 
 def export_lines(store: Any, forgotten: bool = False) -> list[str]:
     """The export of `store`, one JSON line per memory (oldest first), then with `forgotten` its tombstones."""
-    from ..text import redact_secrets
+    from ..core.history import export_json
 
-    # Redacted on the way out too: a memory stored before a pattern existed must not leave in a file.
-    lines = [json.dumps({**m.to_json(), "text": redact_secrets(m.text)}, ensure_ascii=False)
+    # Redacted on the way out too (text and excerpts): a memory stored before a pattern existed must not leave in a
+    # file. Its evidence and history ride on the line (automem.core.history).
+    lines = [json.dumps(export_json(m), ensure_ascii=False)
              for m in sorted(store.iter_records(), key=lambda m: (m.created_at, m.id)) if m.status != "forgotten"]
     if forgotten:  # ids and hashes only: on import they keep automatic sources from bringing them back
         lines += [json.dumps(tombstone_json(t), ensure_ascii=False) for t in store.tombstones()]
@@ -128,6 +130,7 @@ def import_record(obj: dict, where: str, profile: str):
     """(Memory or None, tombstone or None) for one export line, checked as `add` checks text and within the
     bounds of `check_metadata`; UsageError if not."""
     from ..core.forgetting import tombstone_key
+    from ..core.history import check_imported
     from ..core.memory import STATUSES, WINGS, Memory
     from ..paths import profile_name_problem
     from ..text import validate
@@ -164,7 +167,9 @@ def import_record(obj: dict, where: str, profile: str):
         raise UsageError(f"{where}: {reason}")
     meta.setdefault("room", "import")
     meta["profile"] = owner
-    return Memory.from_record(mid, norm, meta), None
+    mem = Memory.from_record(mid, norm, meta, stored=False)  # an export line holds text, not the stored escapes
+    check_imported(mem, meta, where)  # its evidence and history, cleaned as written ones are
+    return mem, None
 
 
 @dataclass

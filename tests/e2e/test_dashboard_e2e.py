@@ -3,7 +3,7 @@
 One story, in order, on one Hermes root: `automem install` puts the tab in; memories in English and Chinese are
 added with the CLI (one of them updated, so it has a history); the dashboard is started; the backend refuses calls
 without the dashboard's session token; in the browser the tab lists the memories, a search finds one, the detail
-shows its text and chain, pin and forget change the store (checked with the `automem` CLI), the keyboard
+shows its text and chain, pin, forget and edit change the store (checked with the `automem` CLI), the keyboard
 reaches everything, and a broken setting shows as one readable line in the tab. The test leaves a screenshot of
 the tab at docs/images/memory-tab.png.
 """
@@ -27,6 +27,7 @@ TEA = "用户住在杭州,喜欢喝龙井茶"  # as stored: NFKC folds the full-
 RULE = "Always answer in British English"
 OLD = "项目统一用Python 3.11"
 NEW = "项目改用Python 3.12"
+FIXED = "项目改用Python 3.13"
 
 
 def memories(root: HermesRoot, *args: str) -> dict[str, dict]:
@@ -146,6 +147,29 @@ def test_the_memory_tab_end_to_end(root, tmp_path):
             gone = memories(root, "--all")[tea]
             assert gone["status"] == "forgotten" and gone["text"] is None
             assert not driver.find_elements(By.CSS_SELECTOR, "[data-testid=automem-error]")
+            # -- edit: a correction through `automem edit` (the write path's checks), checked through the CLI ---
+            row(NEW).click()
+            wait.until(lambda d: detail_text() == NEW)
+            driver.find_element(By.CSS_SELECTOR, "[data-testid=automem-edit]").click()
+            area = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, "[data-testid=automem-edit-text]")))
+            area.send_keys(Keys.CONTROL, "a")
+            area.send_keys(FIXED)
+            driver.find_element(By.CSS_SELECTOR, "[data-testid=automem-edit-save]").click()
+            wait.until(lambda d: detail_text() == FIXED)
+            events = texts("[data-testid=automem-event]")
+            assert [e.split(" · ")[0] for e in events][-2:] == ["pinned", "edited"], events
+            listed = memories(root)
+            [fixed] = [m for m in listed.values() if m["text"] == FIXED]
+            assert fixed["pinned"] == 1 and new not in listed  # the pin goes with the correction
+            assert memories(root, "--all")[new]["superseded_by"] == fixed["id"]
+            # ...and a text `automem add` would refuse changes nothing: one line in the tab
+            driver.find_element(By.CSS_SELECTOR, "[data-testid=automem-edit]").click()
+            area = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, "[data-testid=automem-edit-text]")))
+            area.send_keys(Keys.CONTROL, "a")
+            area.send_keys("短")
+            driver.find_element(By.CSS_SELECTOR, "[data-testid=automem-edit-save]").click()
+            wait.until(lambda d: "not changed" in "".join(texts("[data-testid=automem-error]")))
+            assert [m["text"] for m in memories(root).values() if m["id"] == fixed["id"]] == [FIXED]
             # -- a broken setting is a readable line in the tab, not a blank page -----------------------------
             config = root.config_path()
             good = config.read_text(encoding="utf-8")

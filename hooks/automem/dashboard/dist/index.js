@@ -37,7 +37,9 @@
       persona: "Persona", episodic: "Episodic", instruction: "Instruction",
       active: "Active", superseded: "Superseded", forgotten: "Forgotten",
       pinned: "Pinned", pin: "Pin", unpin: "Unpin", edit: "Edit", forget: "Forget",
-      editLater: "Editing arrives with `automem edit` (issue 30)",
+      editLater: "Editing is not offered here", save: "Save correction",
+      editHint: "The corrected memory (checked as `automem add` checks it; the old text stays in its history)",
+      edited: "Corrected", turn: "Turn",
       of: "of", results: "results for", noMemories: "No memories here yet.", noResults: "Nothing found.",
       prev: "Previous", next: "Next", loading: "Loading…", close: "Close",
       detail: "Memory", provenance: "Where it came from", history: "History", session: "Session", task: "Task",
@@ -62,7 +64,8 @@
       persona: "个人", episodic: "事件", instruction: "指令",
       active: "有效", superseded: "已被取代", forgotten: "已遗忘",
       pinned: "置顶", pin: "置顶", unpin: "取消置顶", edit: "编辑", forget: "遗忘",
-      editLater: "编辑功能将随 `automem edit` 提供（issue 30）",
+      editLater: "此处不提供编辑", save: "保存更正", editHint: "更正后的记忆（按 `automem add` 的规则检查；旧文字留在历史中）",
+      edited: "已更正", turn: "轮次",
       of: "共", results: "条结果：", noMemories: "这里还没有记忆。", noResults: "没有找到。",
       prev: "上一页", next: "下一页", loading: "加载中…", close: "关闭",
       detail: "记忆", provenance: "来源", history: "历史", session: "会话", task: "任务",
@@ -209,6 +212,25 @@
     }));
   }
 
+  // A correction: the text goes through `automem edit` (the write path's checks); a refusal shows as the page's error.
+  function EditForm(props) {
+    var w = props.words, m = props.memory;
+    var s = useState(m.text || ""), value = s[0], setValue = s[1];
+    var boxRef = useRef(null);
+    useEffect(function () { if (boxRef.current) boxRef.current.focus(); }, []);
+    return h("form", { className: "automem-edit", "data-testid": "automem-edit-form",
+      onSubmit: function (e) { e.preventDefault(); if (value.trim()) props.onSave(m, value); },
+      onKeyDown: function (e) { if (e.key === "Escape") { e.stopPropagation(); props.onCancel(); } } },
+      h("label", { className: "automem-field-label", htmlFor: "automem-edit-text" }, w.editHint),
+      h("textarea", { id: "automem-edit-text", ref: boxRef, className: "automem-edit-text", rows: 3, maxLength: 2000,
+        value: value, lang: langOf(value), "data-testid": "automem-edit-text",
+        onChange: function (e) { setValue(e.target.value); } }),
+      h("div", { className: "automem-actions" },
+        h("button", { type: "button", className: "automem-plain-button", onClick: props.onCancel }, w.cancel),
+        h(Button, { type: "submit", size: "sm", disabled: props.busy || !value.trim() || value === m.text,
+          "data-testid": "automem-edit-save" }, w.save)));
+  }
+
   function Detail(props) {
     var w = props.words, d = props.detail;
     var cancelRef = useRef(null);
@@ -242,10 +264,13 @@
           size: "sm", disabled: props.busy, "data-testid": "automem-pin",
           onClick: function () { props.onPin(m, !m.pinned); },
         }, m.pinned ? w.unpin : w.pin) : null,
-        h(Button, { size: "sm", disabled: props.busy || !caps.edit, title: caps.edit ? "" : w.editLater,
+        h(Button, { size: "sm", disabled: props.busy || !caps.edit || props.editing,
+          title: caps.edit ? "" : w.editLater,
           "data-testid": "automem-edit", onClick: props.onEdit }, w.edit),
         h(Button, { size: "sm", destructive: true, disabled: props.busy, "data-testid": "automem-forget",
           onClick: props.onAskForget }, w.forget)) : null,
+      props.editing ? h(EditForm, { memory: m, words: w, busy: props.busy, onSave: props.onSaveEdit,
+        onCancel: props.onCancelEdit }) : null,
       props.confirming ? h("div", {
         className: "automem-confirm", role: "alertdialog", "aria-modal": "true", "aria-labelledby": "automem-confirm-title",
         "aria-describedby": "automem-confirm-body", "data-testid": "automem-confirm",
@@ -270,6 +295,8 @@
           h(Field, { label: w.job, value: p.job, empty: w.notRecorded }),
           p.restated ? h(Field, { label: w.restated, value: String(p.restated) }) : null,
           h(Field, { label: w.excerpt, value: p.excerpt, empty: w.notRecorded }),
+          p.evidence && p.evidence.turn ? h(Field, { label: w.turn, value: String(p.evidence.turn) +
+            (p.evidence.role ? " (" + p.evidence.role + ")" : "") }) : null,
           Object.keys(p.other || {}).length ? h(Field, { label: w.other,
             value: Object.keys(p.other).map(function (k) { return k + ": " + p.other[k]; }).join(" · ") }) : null))
         : null,
@@ -281,7 +308,9 @@
           h(ChainList, { items: hist.replaced_by, words: w, onOpen: props.onOpen })),
         h("div", { className: "automem-kv-block" }, h("div", { className: "automem-field-label" }, w.events),
           hist.events ? h("ul", { className: "automem-chain" }, hist.events.map(function (ev, i) {
-            return h("li", { key: i }, (ev.kind || ev.event || "") + " · " + exact(ev.at || ev.ts));
+            return h("li", { key: i, "data-testid": "automem-event" }, (ev.kind || ev.event || "") + " · " +
+              exact(ev.at || ev.ts) + (ev.session_id ? " · " + w.session + " " + ev.session_id : "") +
+              (ev.excerpt ? " · “" + ev.excerpt + "”" : "") + (ev.reason ? " · " + ev.reason : ""));
           })) : h("span", { className: "automem-muted" }, w.notRecorded))) : null);
   }
 
@@ -335,6 +364,7 @@
     s = useState(null); var selected = s[0], setSelected = s[1];
     s = useState(null); var detail = s[0], setDetail = s[1];
     s = useState(false); var confirming = s[0], setConfirming = s[1];
+    s = useState(false); var editing = s[0], setEditing = s[1];
     s = useState(false); var busy = s[0], setBusy = s[1];
     s = useState(null); var health = s[0], setHealth = s[1];
     s = useState(0); var tick = s[0], setTick = s[1];
@@ -367,7 +397,7 @@
     useEffect(loadHealth, [loadHealth, tick]);
 
     var open = useCallback(function (id) {
-      setSelected(id); setConfirming(false);
+      setSelected(id); setConfirming(false); setEditing(false);
       getJSON("/memories/" + encodeURIComponent(id), base).then(setDetail)
         .catch(function (e) { setDetail(null); setError(errorText(e)); });
     }, [profile]);
@@ -405,6 +435,10 @@
       act(send("POST", "/memories/" + encodeURIComponent(m.id) + "/pin",
         { profile: profile || undefined, scope: m.scope ? m.scope : "owner", pinned: value }),
         value ? w.pinnedDone : w.unpinnedDone, function () { open(m.id); });
+    }
+    function saveEdit(m, value) {
+      act(send("PUT", "/memories/" + encodeURIComponent(m.id), { profile: profile || undefined, text: value }),
+        w.edited, function (res) { setEditing(false); open(res.id); });
     }
     function forget(m) {
       act(send("POST", "/memories/" + encodeURIComponent(m.id) + "/forget", { profile: profile || undefined, confirm: m.id }),
@@ -475,7 +509,10 @@
             h(Button, { size: "sm", disabled: offset + PAGE >= total, onClick: function () { setOffset(offset + PAGE); } }, w.next))
             : null),
         detail ? h(Detail, { detail: detail, words: w, busy: busy, confirming: confirming, onOpen: open,
-          onClose: closeDetail, onPin: pin, onEdit: function () {}, onAskForget: function () { setConfirming(true); },
+          onClose: closeDetail, onPin: pin, editing: editing,
+          onEdit: function () { setConfirming(false); setEditing(true); },
+          onSaveEdit: saveEdit, onCancelEdit: function () { setEditing(false); },
+          onAskForget: function () { setEditing(false); setConfirming(true); },
           onCancel: function () { setConfirming(false); }, onForget: forget }) : null),
       h(Health, { health: health, words: w, busy: busy, onRetry: retry, onRefresh: loadHealth }),
       h("p", { className: "automem-muted automem-keys" }, w.shortcuts));
