@@ -401,11 +401,13 @@ def test_the_corpus_is_large_three_labelled_and_covers_everyday_domains():
     assert {p["label"] for p in pairs} == {"restatement", "both_true", "replaces"}
     assert len({p["domain"] for p in pairs}) >= 12
     assert {p["lang"] for p in pairs} >= {"zh", "en", "mixed"}
-    assert not [p for p in pairs if p["wing"] == "episodic" and p["label"] == "replaces"]  # events never replace
+    # events never replace in the parts written before issue 29; its part ("shapes") was written blind and holds a few
+    earlier = tune + [p for part in sorted(ev.HELD_OUT - {"shapes"}) for p in ev.load_pairs(part)]
+    assert not [p for p in earlier if p["wing"] == "episodic" and p["label"] == "replaces"]
     assert len({p["id"] for p in pairs}) == len(pairs)
 
 
-@pytest.mark.parametrize("part", ["numbers", "kinds"])
+@pytest.mark.parametrize("part", ["numbers", "kinds", "shapes"])
 def test_the_later_held_out_parts_hold_all_three_labels_in_both_languages(part):
     """Written blind to the rules (tests/data/dedup_corpus/FIRST_CONTACT.md): only their shape is checked here."""
     ev = _eval_module()
