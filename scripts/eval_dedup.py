@@ -247,7 +247,7 @@ def main(argv=None) -> int:
     ap.add_argument("--mode", default="offline,judge", help="comma-separated: offline, judge, settle (default "
                                                           "offline,judge)")
     ap.add_argument("--failures", action="store_true", help="list the wrongly decided pairs (tune and old only, never a held-out part)")
-    ap.add_argument("--by", choices=("lang", "wing", "domain"), help="also break the figures down (not for held-out parts)")
+    ap.add_argument("--by", choices=("lang", "wing", "domain", "kind"), help="also break the figures down (not for held-out parts)")
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
     args = ap.parse_args(argv)
     parts = [p.strip() for p in args.part.split(",") if p.strip()]
