@@ -401,9 +401,11 @@ def test_the_corpus_is_large_three_labelled_and_covers_everyday_domains():
     assert {p["label"] for p in pairs} == {"restatement", "both_true", "replaces"}
     assert len({p["domain"] for p in pairs}) >= 12
     assert {p["lang"] for p in pairs} >= {"zh", "en", "mixed"}
-    # events never replace in the parts written before issue 29; its part ("shapes") was written blind and holds a few
-    earlier = tune + [p for part in sorted(ev.HELD_OUT - {"shapes"}) for p in ev.load_pairs(part)]
-    assert not [p for p in earlier if p["wing"] == "episodic" and p["label"] == "replaces"]
+    # an event replaces another only when a planned one moved (issue 29: tune t607-t610; the blind "shapes" part holds
+    # a few too); the parts written before never have one
+    earlier = [p for part in sorted(ev.HELD_OUT - {"shapes"}) for p in ev.load_pairs(part)]
+    assert not [p["id"] for p in earlier if p["wing"] == "episodic" and p["label"] == "replaces"]
+    assert {p["note"] for p in tune if p["wing"] == "episodic" and p["label"] == "replaces"} == {"a planned event moved"}
     assert len({p["id"] for p in pairs}) == len(pairs)
 
 
