@@ -19,9 +19,9 @@ existing memory stored first, then the candidate. Three modes:
 - judge: a scripted judge, a fake OpenAI-compatible server on 127.0.0.1 (tests/support/fake_llm.py) that answers
   each pair as its label says (a correct judge), reached through the real openai backend. It shows which pairs the
   rules route to the judge and what is left to the rules.
-- settle: offline (no judge) as above, then one settle with the scripted judge (a Python function answering each
-  pair as its label says, since one settle batches many pairs): the pairs the offline rules left apart are put to
-  it. Scored on the store's final state: a restatement is merged when one of the two is superseded by the other,
+- settle: offline (no judge) as above, then one automatic settle with the scripted judge (a Python function
+  answering each pair as its label says, since a settle batches pairs): the pairs the offline rules left apart are
+  put to it, as the next session's job would. Scored on the store's final state: a restatement is merged when one of the two is superseded by the other,
   a replacement applied when the existing one is superseded by the candidate, a both-true pair kept when both
   stay active.
 
@@ -89,9 +89,7 @@ def judge_rules(pairs: list[dict]) -> list[dict]:
     rules = []
     for p in pairs:
         new, old = normalise(p["candidate"]), normalise(p["existing"])
-        answer = ANSWER[p["label"]]
-        if p["wing"] == "episodic" and answer == "update":
-            answer = "new"
+        answer = ANSWER[p["label"]]  # the write path, not the judge, decides what an event's "update" may do
         needle = f'"new": {json.dumps(new, ensure_ascii=False)}, "old": {json.dumps(old, ensure_ascii=False)}'
         rules.append({"match": {"system": "记忆去重助手", "user": needle}, "json": [answer]})
     rules.append({"match": {"system": "记忆去重助手"}, "text": "I cannot tell"})  # an unknown pair: no usable answer
@@ -106,8 +104,6 @@ def scripted_judge(pairs: list[dict]):
     answers = {}
     for p in pairs:
         answer = ANSWER[p["label"]]
-        if p["wing"] == "episodic" and answer == "update":
-            answer = "new"
         answers[(normalise(p["candidate"]), normalise(p["existing"]))] = answer
 
     def judge(batch: list[tuple]) -> list[str]:
@@ -117,11 +113,15 @@ def scripted_judge(pairs: list[dict]):
 
 
 def settle_store(store, pairs: list[dict]) -> None:
-    """One settle of an offline store with the scripted judge: `automem compact --judge`, the only route there is
-    before issue 29 (the first-contact measurement)."""
-    from automem.ops.compact import compact
+    """One automatic settle of an offline store with the scripted judge: for each pair's profile, what the next
+    session's job does with the pairs kept apart for lack of a judge (`write_path.settle_waiting`, one call of at
+    most `dedup_settle_pairs` pairs; here each profile holds at most one). Before issue 29 (the first-contact
+    measurement) this was `automem compact --judge`, the only route there was."""
+    from automem.core.write_path import settle_waiting
 
-    compact(store, judge=scripted_judge(pairs))
+    judge = scripted_judge(pairs)
+    for p in pairs:
+        settle_waiting(store, judge, f"p-{p['id']}")
 
 
 def final_action(first, decision, statuses: dict) -> str:
@@ -247,7 +247,8 @@ def main(argv=None) -> int:
     ap.add_argument("--mode", default="offline,judge", help="comma-separated: offline, judge, settle (default "
                                                           "offline,judge)")
     ap.add_argument("--failures", action="store_true", help="list the wrongly decided pairs (tune and old only, never a held-out part)")
-    ap.add_argument("--by", choices=("lang", "wing", "domain", "kind"), help="also break the figures down (not for held-out parts)")
+    ap.add_argument("--by", choices=("lang", "wing", "domain", "kind"),
+                    help="also break the figures down (not for held-out parts)")
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
     args = ap.parse_args(argv)
     parts = [p.strip() for p in args.part.split(",") if p.strip()]
