@@ -15,8 +15,9 @@ What a write settles, all here:
   `superseded_by`, and the decision lists them (`Decision.superseded`);
 - pairs an earlier write kept apart for lack of a judge (`related_to`) ride along in this write's judge call when it
   makes one anyway, a bounded number (`dedup_settle_pairs`), so a store written offline converges without the user
-  doing anything (`settle_waiting` is the same for a caller with no candidates: `automem compact --judge`, the
-  evaluation).
+  doing anything (`settle_waiting` does the same for a caller with no candidates: a session's job that asked the
+  judge nothing, automem.extract.pipeline.background_settle);
+- a new value filed in the sibling wing (persona / instruction) updates the old value there too (`_update_across`).
 
 The slow parts run outside the inter-process write lock: embedding, and the judge (one batched LLM call for the
 pairs the rules cannot settle). The rules decide under the lock; with a judge the lock is let go for its call and
