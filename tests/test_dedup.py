@@ -448,6 +448,24 @@ def test_the_same_words_in_another_order_or_role_are_never_a_duplicate_by_rule()
     assert action("今天重构了支付模块的回调逻辑", "支付模块的回调逻辑今天重构了", event=True) == "duplicate"
 
 
+def test_a_word_whose_role_marker_changed_is_never_a_duplicate_by_rule():
+    """The same words, even in the same order, with a preposition or particle that gives one of them another role
+    (the passive voice, to / from, with / for, 被 / 跟 / 给), or an unknown name trading places with the user."""
+    for old, new in [("Alice manages Bob", "Alice is managed by Bob"),
+                     ("The user flies to Beijing on Friday", "The user flies from Beijing on Friday"),
+                     ("The team migrated from MySQL to Postgres", "The team migrated to MySQL from Postgres"),
+                     ("The user was taught piano by Maria", "The user taught piano to Maria"),
+                     ("The user works with Tom", "The user works for Tom"),
+                     ("用户跟着小张学吉他", "小张跟着用户学吉他"), ("用户被老板表扬了", "用户表扬了老板"),
+                     ("用户给小李打了电话", "用户跟小李打了电话")]:
+        v = compare(new, old, CLOSE, TH)
+        assert (v.action, v.borderline) == ("new", True), (old, new, v)
+    # the same marker before the same word: still the same words
+    assert action("The user goes to the gym every morning", "Every morning the user goes to the gym") == "duplicate"
+    assert action("I work from home on Fridays", "On Fridays I work from home") == "duplicate"
+    assert action("The user reads news via RSS", "Via RSS the user reads news") == "duplicate"
+
+
 def test_a_single_valued_slot_changing_value_is_an_update_in_both_languages():
     assert action("The user lives in 杭州", "The user moved to 深圳") == "update"
     assert action("用户住在杭州", "用户搬到了深圳") == "update"

@@ -19,7 +19,7 @@ from typing import Sequence
 
 from .tokens import (_CJK_CHAR, _TOKEN, ANTONYMS, CLASS_WORDS, LIGHT_VERBS_EN, LIGHT_VERBS_ZH, MOVABLE_CLASSES,
                      MOVABLE_CONCEPTS, NAMING_EN, NAMING_ZH, NUMBERING_AFTER, NUMBERING_BEFORE, OPEN_SUBJECTS,
-                     PAST_FORMS, SINGLE_HELD, SINGLE_OWNED, Unit, _content_stem, _daypart, _latin_units,
+                     PAST_FORMS, ROLE_MARKERS, ROLE_SKIP, SINGLE_HELD, SINGLE_OWNED, Unit, _content_stem, _daypart, _latin_units,
                      _number_units, _scaled, _segment_cjk, _split_words, _stem_en)
 
 # --------------------------------------------------------------------------------------------------------------
@@ -572,14 +572,63 @@ def _same_order(sa: list[tuple[str, str]], sb: list[tuple[str, str]]) -> bool:
         return True  # one stretch moved to the front or back: "Tom is the user's brother" / "The user's brother is Tom"
     diff = [i for i in range(n) if sa[i] != sb[i]]
     # a plain word and a neighbouring name or value trade places: a modifier ("speaks Mandarin fluently" / "speaks
-    # fluent Mandarin"); two plain words or two names trading places trade roles ("小王是小李的上级" / "小李是小王的上级")
+    # fluent Mandarin"); two plain words or two names trading places trade roles ("小王是小李的上级" / "小李是小王的上级"),
+    # and so do the user or a relative and a word the lexicon does not know (a name: "用户跟着小张学" / "小张跟着用户学")
     return (len(diff) == 2 and diff[1] == diff[0] + 1 and sa[diff[0]] == sb[diff[1]] and sa[diff[1]] == sb[diff[0]]
-            and [sa[diff[0]][0], sa[diff[1]][0]].count("word") == 1)
+            and [sa[diff[0]][0], sa[diff[1]][0]].count("word") == 1
+            and not {sa[diff[0]][1], sa[diff[1]][1]} & (_PERSONS | {"USER"}))
+
+
+def _roles(x: Analysis) -> dict[str, tuple[str, ...]]:
+    """Each word's role markers: the frame words before it that say what it does in the sentence ("managed [by]
+    Bob", "flies [from] Beijing", "[跟]着小张学"), keyed as `_order_keys` keys it. A word said twice is left out."""
+    out: dict[str, tuple[str, ...]] = {}
+    seen: dict[str, int] = {}
+    pending: list[str] = []
+    for u in x.units:
+        if u.kind == "frame":
+            low = u.key.lower()
+            if low in ROLE_MARKERS:
+                pending.append(low)
+                continue
+            if low in ROLE_SKIP:
+                continue
+            if low not in _USER_WORDS:
+                pending = []
+                continue
+            k = "USER"
+        elif u.kind in ("content", "concept", "value"):
+            if u.kind == "content" and u.weight == 0.5:
+                continue  # a character of a longer unknown word: the word itself follows
+            cls, _, val = u.key.partition(":")
+            k = _content_stem(val) if u.kind == "value" and cls == "name" else u.key
+        else:
+            pending = []
+            continue
+        seen[k] = seen.get(k, 0) + 1
+        out[k], pending = tuple(pending), []
+        last = (u.surface or "").lower().split()[-1:] if u.kind == "concept" else []
+        if last and last[0] in ROLE_MARKERS:
+            pending = last  # a phrase that ends in one ("works for" is WORK): it marks the next word
+    return {k: v for k, v in out.items() if seen[k] == 1}
+
+
+def roles_changed(a: Analysis, b: Analysis) -> bool:
+    """A word both texts say has another role marker before it ("Alice manages Bob" / "Alice is managed [by] Bob",
+    "flies [to] Beijing" / "flies [from] Beijing", "works [with] Tom" / "works [for] Tom"). Same language only. In
+    other words a marker comes and goes with the wording ("Never use tabs [for] indentation" / "Always indent with
+    spaces"): there only one marker traded for another counts."""
+    if a.lang != b.lang:
+        return False
+    ra, rb = _roles(a), _roles(b)
+    reworded = not same_wording(a, b)
+    return any(ra[k] != rb[k] and not (reworded and not (ra[k] and rb[k])) for k in ra.keys() & rb.keys())
 
 
 def order_changed(a: Analysis, b: Analysis) -> bool:
     """The same words in another order or role: "I prefer vim over nano" / "I prefer nano over vim", "从北京飞上海" /
-    "从上海飞北京", "Alice reports to Bob" / "Bob reports to Alice", "tabs, not spaces" / "spaces, not tabs". Numbers
+    "从上海飞北京", "Alice reports to Bob" / "Bob reports to Alice", "tabs, not spaces" / "spaces, not tabs", "Alice
+    manages Bob" / "Alice is managed by Bob" (`roles_changed`). Numbers
     keep their order among themselves ("from 5 to 10"). Across languages only the user, people, names and values are
     compared (each language puts its other words where it likes)."""
     entities_only = a.lang != b.lang
@@ -592,7 +641,7 @@ def order_changed(a: Analysis, b: Analysis) -> bool:
     nb = [k for _, k in kb if k in shared and kinds[k] == "number"]
     sa = [(kinds[k], k) for _, k in ka if k in shared and kinds[k] != "number"]
     sb = [(kinds[k], k) for _, k in kb if k in shared and kinds[k] != "number"]
-    return na != nb or not _same_order(sa, sb)
+    return na != nb or not _same_order(sa, sb) or roles_changed(a, b)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -59,6 +59,9 @@ CLASS_WORDS: dict[str, frozenset[str]] = {cls: frozenset(keys) for cls, keys in 
 _MOVABLE = _LEX.get("movable") or {}
 MOVABLE_CONCEPTS = frozenset(_MOVABLE.get("concepts") or ())
 MOVABLE_CLASSES = frozenset(_MOVABLE.get("classes") or ())
+_ROLES = _LEX.get("role_markers") or {}
+ROLE_MARKERS = frozenset(w.lower() for lang in ("en", "zh") for w in (_ROLES.get(lang) or ()))
+ROLE_SKIP = frozenset(w.lower() for w in (_ROLES.get("skip") or ()))
 # Attributes a holder has one value of at a time (the format is documented in lexicon.yaml).
 _SINGLE = _LEX.get("single_valued") or {}
 SINGLE_HELD: dict[str, tuple[str, ...]] = {k: tuple(v or ()) for k, v in (_SINGLE.get("holds") or {}).items()}
