@@ -617,7 +617,8 @@ def cmd_stats(args, ctx: Context) -> int:
     for prof, counts in sorted(stats["by_profile"].items()):
         print(f"  profile {prof}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     print("  active by wing: " + (", ".join(f"{k} {v}" for k, v in sorted(stats["active_by_wing"].items())) or "-"))
-    print(f"  waiting for a judge: {stats['waiting_for_judge']} pairs kept apart for lack of one")
+    waiting = stats["waiting_for_judge"]
+    print(f"  waiting for a judge: {waiting} pair{'s' if waiting != 1 else ''} kept apart for lack of one")
     for key, value in stats.items():
         if key not in ("total", "by_profile", "active_by_wing", "by_status", "backend", "waiting_for_judge"):
             print(f"{key}: {json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value}")
