@@ -675,9 +675,11 @@ def cmd_import(args, ctx: Context) -> int:
 
 @command("stats")
 def cmd_stats(args, ctx: Context) -> int:
+    from .core.write_path import waiting_for_judge
     from .extract.pipeline import extraction_stats
 
     stats = ctx.store.stats()
+    stats["waiting_for_judge"] = sum(waiting_for_judge(ctx.store).values())
     stats.update(extraction_stats(ctx.location))
     if args.json:
         ctx.emit(stats)
@@ -687,8 +689,10 @@ def cmd_stats(args, ctx: Context) -> int:
     for prof, counts in sorted(stats["by_profile"].items()):
         print(f"  profile {prof}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     print("  active by wing: " + (", ".join(f"{k} {v}" for k, v in sorted(stats["active_by_wing"].items())) or "-"))
+    waiting = stats["waiting_for_judge"]
+    print(f"  waiting for a judge: {waiting} pair{'s' if waiting != 1 else ''} kept apart for lack of one")
     for key, value in stats.items():
-        if key not in ("total", "by_profile", "active_by_wing", "by_status", "backend"):
+        if key not in ("total", "by_profile", "active_by_wing", "by_status", "backend", "waiting_for_judge"):
             print(f"{key}: {json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value}")
     return 0
 

@@ -86,6 +86,8 @@ class Config:
     # the judge: with an LLM backend, the pairs the rules cannot settle go to it (one batched call per write)
     dedup_judge: bool = True
     dedup_judge_neighbours: int = 2  # neighbours within the related distance each candidate is compared with
+    # pairs kept apart for lack of a judge (related_to) that ride along in a judge call made anyway (0: none)
+    dedup_settle_pairs: int = 8
 
     warnings: list = field(default_factory=list, repr=False, compare=False)
     sources: list = field(default_factory=list, repr=False, compare=False)
@@ -161,7 +163,7 @@ def _validate(cfg: Config) -> None:
                 "extract_every_turns", "extract_every_chars", "dedup_judge_neighbours"):
         if getattr(cfg, key) < 1:
             bad(key, "must be at least 1")
-    for key in ("recall_rerank_weight", "recall_keyword_weight"):
+    for key in ("recall_rerank_weight", "recall_keyword_weight", "dedup_settle_pairs"):
         if getattr(cfg, key) < 0:
             bad(key, "must be 0 or more")
     if cfg.spool_dead_keep_days <= 0:

@@ -11,7 +11,8 @@
 3. Jobs per minute one drainer sustains against a server that answers at once (and with the offline rules).
 4. The write path's judge: pairs per job that reach it and its prompt + completion tokens, on the seed conversation
    (check 1 on an empty store, check 2 the same conversation again, then a reworded one) and on a 20-candidate job
-   (20 stored facts, then a job whose answer restates or changes each: tune-corpus pairs of the user wing).
+   (20 stored facts, then a job whose answer restates or changes each: tune-corpus pairs of the user wing); and
+   convergence: LLM requests per session on a store written offline (pairs waiting for a judge), and how many wait.
 
 Usage: python -m scripts.bench_pipeline [--enqueues 300] [--jobs 40] [--json] [--only judge]
 """
@@ -161,6 +162,44 @@ def bench_judge() -> dict:
                                                                   store=store))
         finally:
             store.close()
+    out.update(bench_convergence(rules, pairs))
+    return out
+
+
+def bench_convergence(rules: list, pairs: list[dict]) -> dict:
+    """A store written offline (tune restatements kept apart by the rules: pairs waiting for a judge), then sessions
+    with the openai backend: the LLM requests each makes (extraction + judge), and the pairs still waiting after it.
+    Session 1 asks the judge nothing of its own (the seed on a store without it): the background settle makes its
+    one call. Session 2 (reworded) asks the judge about its candidates: waiting pairs ride along in that call.
+    Session 3 asks nothing again: within the hour no background settle, no judge call."""
+    from automem.core.store import Store
+    from automem.core.write_path import Candidate, remember, waiting_for_judge
+    from automem.extract.pipeline import extract_now
+
+    restated = [p for p in pairs if p["wing"] == "user" and p["label"] == "restatement"][:40]
+    out: dict = {}
+    with temp_root() as tmp, FakeLLM(rules) as llm:
+        loc = Location(tmp, "default")
+        cfg = Config(extract_backend="openai", extract_base_url=llm.url, extract_api_key="bench")
+        store = Store(loc, cfg)
+        try:
+            for p in restated:  # offline: no judge
+                remember(store, [Candidate(p["existing"], wing="user")])
+                remember(store, [Candidate(p["candidate"], wing="user")])
+            waiting = sum(waiting_for_judge(store).values())
+            for name, chat in (("settle_session1", SEED_CHAT), ("settle_session2", REWORDED_CHAT),
+                               ("settle_session3", SEED_CHAT)):
+                before = len(llm.chat_requests())
+                res = extract_now(loc, chat, config=cfg, session_id=name, store=store)
+                figures = _judge_figures(res)
+                figures["llm_requests"] = len(llm.chat_requests()) - before
+                figures["waiting_before"] = waiting
+                waiting = sum(waiting_for_judge(store).values())
+                figures["waiting_after"] = waiting
+                figures["settled_in_background"] = res.details.get("settled", 0)
+                out[name] = figures
+        finally:
+            store.close()
     return out
 
 
@@ -235,6 +274,10 @@ def _judge_lines(j: dict) -> str:
         lines.append(f"  {name}: {f['candidates']} candidates, {f['judge_pairs']} pairs to the judge in "
                      f"{f['judge_calls']} call(s), {f['judge_prompt_tokens']} + {f['judge_completion_tokens']} judge "
                      f"tokens (extraction {f['extraction_tokens']}); decisions {', '.join(f['decisions'])}")
+        if "llm_requests" in f:
+            lines.append(f"    {f['llm_requests']} LLM requests in all; pairs waiting for a judge "
+                         f"{f['waiting_before']} -> {f['waiting_after']} ({f['settled_in_background']} settled by "
+                         f"the background settle)")
     return "\n".join(lines)
 
 

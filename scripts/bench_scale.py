@@ -12,8 +12,9 @@ instruction and the profiles default / work / family, 5..200 characters, all dif
 * warm, in the loader process after the import: `Store.recall(q, k=5, profile="default")` p50/p95 over 20
   questions (and the same for "family", the smallest profile, a fifth of the store: most of a question's nearest
   neighbours belong to other profiles), and one write through
-  `automem.core.write_path.remember(store, [Candidate(text)])`, median of 5 (the snapshot refresh those writes
-  cause happens at close, timed on its own);
+  `automem.core.write_path.remember(store, [Candidate(text)])`, wall and CPU time, median of 5 new facts (with
+  `--writes N`, N writes: the 5, then texts of the store's own kind, which meet close neighbours and take the
+  update path; the snapshot refresh those writes cause happens at close, timed on its own);
 * one write in a fresh process: `python -m automem add TEXT --hermes-home ROOT --no-judge` (the offline rules
   decide; no LLM judge is asked), wall time, median of 3 different texts;
 * one session-end job: `python -m automem extract tests/data/sample_conversation.json --backend rules
@@ -28,7 +29,7 @@ instruction and the profiles default / work / family, 5..200 characters, all dif
 * peak RSS (ru_maxrss) and CPU time (user + sys), from os.wait4 of each child alone: the CPU figure moves less
   than wall time with whatever else the machine runs.
 
-    python -m scripts.bench_scale [--sizes 1000,10000,100000] [--json]
+    python -m scripts.bench_scale [--sizes 1000,10000,100000] [--writes 5] [--json]
 
 Wall times on a shared machine move with whatever else runs; the figures are one run's.
 """
@@ -211,7 +212,7 @@ def synthetic(n: int, seed: int = SEED) -> list:
 
 
 # -- children ------------------------------------------------------------------------------------------------------
-def child_load(root: str, n: int, measure_embed: bool) -> dict:
+def child_load(root: str, n: int, measure_embed: bool, n_writes: int = 5) -> dict:
     from automem.config import Config
     from automem.core.store import open_store
     from automem.core.write_path import Candidate, remember
@@ -248,13 +249,17 @@ def child_load(root: str, n: int, measure_embed: bool) -> dict:
 
     out["recall_ms"] = recall_ms("default")
     out["recall_family_ms"] = recall_ms("family")  # the smallest profile: most nearest neighbours are others'
-    writes, actions = [], []
-    for text in NEW_TEXTS[3:8]:
+    writes, cpu, actions = [], [], []
+    # the first five: new facts; more (--writes): texts of the store's own kind, which meet close neighbours
+    more = [(m.text, m.wing, m.profile) for m in synthetic(max(0, n_writes - 5), seed=SEED + 2)]
+    for text, wing, profile in [(t, "user", "default") for t in NEW_TEXTS[3:8]][:n_writes] + more:
+        c0 = time.process_time()
         with Stopwatch() as sw:
-            d = remember(store, [Candidate(text, wing="user", profile="default")])
+            d = remember(store, [Candidate(text, wing=wing, profile=profile)])
         writes.append(sw.ms)
+        cpu.append((time.process_time() - c0) * 1000)
         actions.append(d[0].action if d else "-")
-    out["remember_ms"], out["remember_actions"] = writes, actions
+    out["remember_ms"], out["remember_cpu_ms"], out["remember_actions"] = writes, cpu, actions
     with Stopwatch() as sw:
         store.close()
     out["close_after_writes_s"] = sw.s
@@ -310,12 +315,12 @@ def child_json(kind: str, *args: str) -> tuple[dict, float, int, float]:
     return json.loads(child.stdout.strip().splitlines()[-1]), child.wall_s, child.peak_rss_kb, child.cpu_s
 
 
-def measure(n: int, measure_embed: bool, log) -> dict:
+def measure(n: int, measure_embed: bool, log, n_writes: int = 5) -> dict:
     res: dict = {"n": n}
     with temp_root(prefix=f"automem-scale-{n}-") as tmp:
         root = str(tmp)
         log(f"[{n}] loading {n} memories ...")
-        load, wall, rss, cpu = child_json("load", root, str(n), "1" if measure_embed else "0")
+        load, wall, rss, cpu = child_json("load", root, str(n), "1" if measure_embed else "0", str(n_writes))
         res.update(load=load, load_wall_s=wall, load_rss_kb=rss, load_cpu_s=cpu)
         log(f"[{n}] import {load['import_s']:.1f} s ({load['import_rate']:.0f}/s)")
 
@@ -380,7 +385,7 @@ def rows_of(results: list[dict]) -> list[tuple[str, list[str]]]:
          col(lambda r: f"{percentile(r['load']['recall_family_ms'], 50):.1f}")),
         ("warm recall, profile family (20%), p95 (ms)",
          col(lambda r: f"{percentile(r['load']['recall_family_ms'], 95):.1f}")),
-        ("in-process remember, median of 5 (ms)", col(lambda r: f"{med(r['load']['remember_ms']):.0f}")),
+        ("in-process remember, median (ms)", col(lambda r: f"{med(r['load']['remember_ms']):.0f}")),
         ("close after 5 writes: snapshot (s)", col(lambda r: f"{r['load']['close_after_writes_s']:.2f}")),
         ("`automem add` process, median of 3 (s)", col(lambda r: f"{med(c['wall_s'] for c in r['cli_add']):.2f}")),
         ("`automem add` CPU user+sys, median (s)", col(lambda r: f"{med(c['cpu_s'] for c in r['cli_add']):.2f}")),
@@ -406,11 +411,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1000,10000,100000", help="comma-separated store sizes (default %(default)s)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    ap.add_argument("--writes", type=int, default=5, help="in-process writes to time (default %(default)s; beyond 5, "
+                    "texts of the store's own kind)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         kind, rest = args.child[0], args.child[1:]
-        data = child_load(rest[0], int(rest[1]), rest[2] == "1") if kind == "load" else child_fresh(*rest)
+        data = (child_load(rest[0], int(rest[1]), rest[2] == "1", int(rest[3]) if len(rest) > 3 else 5)
+                if kind == "load" else child_fresh(*rest))
         print(json.dumps(data))
         return 0
     try:
@@ -432,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for i, n in enumerate(sizes):
         try:
-            results.append(measure(n, i == 0, log))
+            results.append(measure(n, i == 0, log, args.writes))
         except RuntimeError as exc:
             print(f"bench_scale: error at {n} memories: {exc}", file=sys.stderr)
             return 1

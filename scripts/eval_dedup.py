@@ -6,25 +6,32 @@ The corpus (tests/data/dedup_corpus/): pairs {"existing", "candidate", "label": 
 and is never tuned on (this script prints only its aggregate figures). Two later held-out parts, each written
 blind to the rules before the rule change it first measured: `holdout_numbers.jsonl` (a number that names which
 thing it is, or a quantity) and `holdout_kinds.jsonl` (specific kinds of one category: latte / espresso, Ubuntu /
-Fedora). The older `tests/data/dedup_pairs.jsonl`
-(four labels: changed_value -> replaces, related and unrelated -> both_true) is an extra check ("old").
+Fedora); and `holdout_29.jsonl` ("shapes", issue 29: the same words in another order or role, single-valued slots
+changing value, many-valued ones added to; each pair has a "kind", and the figures are also given per kind). The
+older `tests/data/dedup_pairs.jsonl` (four labels: changed_value -> replaces, related and unrelated -> both_true) is
+an extra check ("old").
 
 Every pair goes through the real write path (`write_path.remember`) with the offline embeddings, in isolation: one
 store, each pair its own profile, no shared wing (the instruction wing is shared across profiles by default), the
 existing memory stored first, then the candidate (tests/support/dedup_eval.py, which tests/test_dedup.py runs on the
-tuned parts). Two modes:
+tuned parts). Three modes:
 
 - offline: no judge, the shipped loss-averse rules alone;
 - judge: a scripted judge, a fake OpenAI-compatible server on 127.0.0.1 (tests/support/fake_llm.py) that answers
   each pair as its label says (a correct judge), reached through the real openai backend. It shows which pairs the
   rules route to the judge and what is left to the rules.
+- settle: offline (no judge) as above, then one automatic settle with the scripted judge (a Python function
+  answering each pair as its label says, since a settle batches pairs): the pairs the offline rules left apart are
+  put to it, as the next session's job would. Scored on the store's final state: a restatement is merged when one
+  of the two is superseded by the other, a replacement applied when the existing one is superseded by the
+  candidate, a both-true pair kept when both stay active.
 
 Figures: restatements intercepted (restatement -> duplicate), both-true kept (both_true -> new), replacements
 decided update (replaces -> update), and **facts lost** = both_true decided duplicate or update + replaces decided
 duplicate, over both_true + replaces. Targets (held-out part, offline): facts lost <= 1%, restatements >= 85%.
 
-    python -m scripts.eval_dedup [--part tune,holdout,numbers,kinds,old] [--mode offline,judge] [--json]
-                                 [--failures]
+    python -m scripts.eval_dedup [--part tune,holdout,numbers,kinds,shapes,old] [--mode offline,judge,settle]
+                                 [--json] [--failures]
 
 `--failures` lists the tune and old pairs decided wrongly (never the held-out ones). Exit 1 when the held-out part
 was evaluated offline and loses more than 1% of its facts.
@@ -36,7 +43,7 @@ import argparse
 import sys
 
 from scripts.harness import header, print_json
-from tests.support.dedup_eval import ANSWER, HELD_OUT, PARTS, by_group, figures, load_pairs, run_part
+from tests.support.dedup_eval import ANSWER, HELD_OUT, MODES, PARTS, by_group, figures, load_pairs, run_part
 
 TARGETS = {"facts_lost": 0.01, "restatements_intercepted": 0.85}
 
@@ -50,7 +57,8 @@ def print_table(results: dict) -> None:
           f"{'replaces -> update':>18}  {'facts lost':>15}  {'to the judge':>12}")
     for (part, mode), res in results.items():
         f = res["figures"]
-        judged = f"{f['judged']} ({res['judge_pairs']} pairs)" if mode == "judge" else "-"
+        judged = (f"{f['judged']} ({res['judge_pairs']} pairs)" if mode == "judge"
+                  else f"{f['judged']} changed" if mode == "settle" else "-")
         print(f"{part:<8} {mode:<8} {f['pairs']:>5}  {_pct(f['restatements_intercepted']):>25}  "
               f"{_pct(f['both_true_kept']):>16}  {_pct(f['replaces_update']):>18}  {_pct(f['facts_lost']):>15}  "
               f"{judged:>12}")
@@ -58,12 +66,13 @@ def print_table(results: dict) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", default="tune,holdout,numbers,kinds",
-                    help="comma-separated: tune, holdout, numbers, kinds, old (default tune,holdout,numbers,kinds)")
-    ap.add_argument("--mode", default="offline,judge", help="comma-separated: offline, judge (default both)")
+    ap.add_argument("--part", default="tune,holdout,numbers,kinds,shapes",
+                    help="comma-separated: tune, holdout, numbers, kinds, shapes, old (default all but old)")
+    ap.add_argument("--mode", default="offline,judge",
+                    help="comma-separated: offline, judge, settle (default offline,judge)")
     ap.add_argument("--failures", action="store_true",
                     help="list the wrongly decided pairs (tune and old only, never a held-out part)")
-    ap.add_argument("--by", choices=("lang", "wing", "domain"),
+    ap.add_argument("--by", choices=("lang", "wing", "domain", "kind"),
                     help="also break the figures down (not for held-out parts)")
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
     args = ap.parse_args(argv)
@@ -73,8 +82,8 @@ def main(argv=None) -> int:
         if p not in PARTS:
             ap.error(f"unknown part {p!r} ({', '.join(PARTS)})")
     for m in modes:
-        if m not in ("offline", "judge"):
-            ap.error(f"unknown mode {m!r} (offline, judge)")
+        if m not in MODES:
+            ap.error(f"unknown mode {m!r} ({', '.join(MODES)})")
 
     results: dict = {}
     for part in parts:
@@ -84,6 +93,8 @@ def main(argv=None) -> int:
             res["figures"] = figures(res["rows"])
             if args.by and part not in HELD_OUT:
                 res["by"] = by_group(res["rows"], args.by)
+            if all("kind" in r for r in res["rows"]):  # a part written by kind: its aggregate figures per kind
+                res["by_kind"] = by_group(res["rows"], "kind")
             results[(part, mode)] = res
 
     if args.json:
@@ -98,6 +109,10 @@ def main(argv=None) -> int:
             if mode == "judge":
                 print(f"{part}/judge: {res['judge_calls']} judge calls, {res['judge_prompt_tokens']} prompt + "
                       f"{res['judge_completion_tokens']} completion tokens (the fake's count), {res['seconds']} s")
+            for group, f in (res.get("by_kind") or {}).items():
+                print(f"  {part}/{mode} kind={group:<22} restatements {_pct(f['restatements_intercepted'])}, "
+                      f"both-true kept {_pct(f['both_true_kept'])}, replaces->update {_pct(f['replaces_update'])}, "
+                      f"lost {_pct(f['facts_lost'])}")
             for group, f in (res.get("by") or {}).items():
                 print(f"  {part}/{mode} {args.by}={group:<14} restatements {_pct(f['restatements_intercepted'])}, "
                       f"both-true kept {_pct(f['both_true_kept'])}, replaces->update {_pct(f['replaces_update'])}, "

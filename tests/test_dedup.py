@@ -76,8 +76,8 @@ def test_a_shared_value_class_alone_is_not_a_slot():
     assert action("用户的猫叫咪咪", "用户的狗叫豆豆") == "new"  # a cat's name is not a dog's
     assert action("用户喜欢爵士乐", "用户不喜欢重金属") == "new"  # likes one genre, dislikes another
     assert action("用户每天早上跑步", "用户每天晚上跑步") == "new"  # opposites that do not exclude each other
-    # without an announced change, another city is kept as a second fact (a judge may call it an update)
-    assert action("用户住在上海", "用户住在北京") == "new"
+    # ...but where someone lives is single-valued (issue 29): another city is an update, a judge confirms it
+    assert action("用户住在上海", "用户住在北京") == "update"
     # a new number is an update only when nothing else changed: another kind of value too is another slot
     assert action("用户养了一只叫咪咪的猫，今年三岁", "用户养了一只叫豆豆的狗，今年五岁") == "new"
     assert action("The user bought a Canon camera in 2019", "The user bought a Sony camera in 2024") == "new"
@@ -342,8 +342,8 @@ def test_decide_prefers_a_sure_duplicate_over_a_closer_update():
 
 
 def test_decide_links_a_new_memory_to_its_nearest_neighbour_and_lists_what_to_ask():
-    near = [Neighbour("m_city", "用户住在上海", 0.23), Neighbour("m_work", "用户在上海浦东上班", 0.3)]
-    v = decide("用户住在北京", near, TH)
+    near = [Neighbour("m_city", "用户的哥哥住在上海", 0.23), Neighbour("m_work", "用户的哥哥在上海浦东上班", 0.3)]
+    v = decide("用户的姐姐住在北京", near, TH)
     assert (v.action, v.matched_id, v.borderline, v.ask) == ("new", "m_city", True, ("m_city", "m_work"))
 
 
@@ -397,11 +397,16 @@ def test_the_corpus_is_large_three_labelled_and_covers_everyday_domains():
     assert {p["label"] for p in pairs} == {"restatement", "both_true", "replaces"}
     assert len({p["domain"] for p in pairs}) >= 12
     assert {p["lang"] for p in pairs} >= {"zh", "en", "mixed"}
-    assert not [p for p in pairs if p["wing"] == "episodic" and p["label"] == "replaces"]  # events never replace
+    # an event replaces another only when a planned one moved (issue 29: tune t607-t610; the blind "shapes" part holds
+    # a few too); the parts written before never have one
+    earlier = [p for part in sorted(ev.HELD_OUT - {"shapes"}) for p in ev.load_pairs(part)]
+    assert not [p["id"] for p in earlier if p["wing"] == "episodic" and p["label"] == "replaces"]
+    moved = {p["note"] for p in tune if p["wing"] == "episodic" and p["label"] == "replaces"}
+    assert moved == {"a planned event moved"}
     assert len({p["id"] for p in pairs}) == len(pairs)
 
 
-@pytest.mark.parametrize("part", ["numbers", "kinds"])
+@pytest.mark.parametrize("part", ["numbers", "kinds", "shapes"])
 def test_the_later_held_out_parts_hold_all_three_labels_in_both_languages(part):
     """Written blind to the rules (tests/data/dedup_corpus/FIRST_CONTACT.md): only their shape is checked here."""
     pairs = ev.load_pairs(part)
@@ -423,3 +428,61 @@ def test_offline_the_write_path_loses_no_fact_of_the_tuned_parts(part):
         or (r["label"] == "replaces" and r["decision"] == "duplicate"))]
     assert f["facts_lost"]["share"] <= 0.01, [(r["existing"], r["candidate"], r["reason"]) for r in lost]
     assert f["restatements_intercepted"]["n"] > 0 and f["replaces_update"]["n"] > 0  # the rules do decide
+
+
+# --- issue 29: order and roles, single-valued slots ----------------------------------------------------------------
+
+def test_the_same_words_in_another_order_or_role_are_never_a_duplicate_by_rule():
+    for old, new in [("I prefer vim over nano", "I prefer nano over vim"),
+                     ("Alice reports to Bob", "Bob reports to Alice"), ("从北京飞上海", "从上海飞北京"), ("小王是小李的上级", "小李是小王的上级"),
+                     ("The user uses tabs, not spaces", "The user uses spaces, not tabs"),
+                     ("先写测试再写代码", "先写代码再写测试"), ("Tom lent the user 500 yuan", "The user lent Tom 500 yuan")]:
+        v = compare(new, old, CLOSE, TH)
+        assert (v.action, v.borderline) == ("new", True), (old, new, v)
+    # ...while what only moves a time, a stretch to the front, or a modifier stays a restatement
+    assert action("用户每天早上跑步", "早上用户每天都跑步") == "duplicate"
+    assert action("The user speaks Mandarin fluently", "The user speaks fluent Mandarin") == "duplicate"
+    assert action("今天重构了支付模块的回调逻辑", "支付模块的回调逻辑今天重构了", event=True) == "duplicate"
+
+
+def test_a_word_whose_role_marker_changed_is_never_a_duplicate_by_rule():
+    """The same words, even in the same order, with a preposition or particle that gives one of them another role
+    (the passive voice, to / from, with / for, 被 / 跟 / 给), or an unknown name trading places with the user."""
+    for old, new in [("Alice manages Bob", "Alice is managed by Bob"),
+                     ("The user flies to Beijing on Friday", "The user flies from Beijing on Friday"),
+                     ("The team migrated from MySQL to Postgres", "The team migrated to MySQL from Postgres"),
+                     ("The user was taught piano by Maria", "The user taught piano to Maria"),
+                     ("The user works with Tom", "The user works for Tom"),
+                     ("用户跟着小张学吉他", "小张跟着用户学吉他"), ("用户被老板表扬了", "用户表扬了老板"),
+                     ("用户给小李打了电话", "用户跟小李打了电话")]:
+        v = compare(new, old, CLOSE, TH)
+        assert (v.action, v.borderline) == ("new", True), (old, new, v)
+    # the same marker before the same word: still the same words
+    assert action("The user goes to the gym every morning", "Every morning the user goes to the gym") == "duplicate"
+    assert action("I work from home on Fridays", "On Fridays I work from home") == "duplicate"
+    assert action("The user reads news via RSS", "Via RSS the user reads news") == "duplicate"
+
+
+def test_a_single_valued_slot_changing_value_is_an_update_in_both_languages():
+    assert action("The user lives in 杭州", "The user moved to 深圳") == "update"
+    assert action("用户住在杭州", "用户搬到了深圳") == "update"
+    assert action("The user works at Initech", "The user now works at Globex") == "update"
+    assert action("用户在阿里巴巴工作", "用户现在在腾讯工作") == "update"
+    assert action("项目统一使用Python 3.11", "we moved to Python 3.12") == "update"  # a version, the project unsaid
+    assert action("用户的主力编辑器是VS Code", "用户的主力编辑器是Neovim") == "update"  # the editor of record
+    # farther apart than the related distance, the slot still decides (the offline encoder: 0.65)
+    assert compare("用户搬去了深圳", "用户住在杭州", TH.related + 0.05, TH).action == "update"
+
+
+def test_what_is_not_one_slot_of_one_holder_stays_additive():
+    assert action("The user lives in Hangzhou", "The user's parents live in Shenzhen") == "new"  # another holder
+    assert action("用户住在杭州", "用户在上海工作") == "new"  # another attribute
+    assert action("The user used to work at Deloitte", "The user used to work at PwC") == "new"  # the past
+    assert action("用户的主力手机是iPhone", "用户的工作手机是Pixel") == "new"  # two slots
+    assert action("The user lives in Hangzhou", "The user lives in Hangzhou and Shanghai") != "update"
+    assert action("The user uses vim", "The user uses emacs") == "new"  # a tool, not the tool of record
+    for old, new in [("The user likes sushi", "The user likes ramen"), ("用户对海鲜过敏", "用户对尘螨过敏"),
+                     ("The user speaks French", "The user speaks Japanese"),
+                     ("The user knows Rust", "The user knows Go")]:
+        assert action(old, new) == "new", (old, new)
+    assert compare("The user likes ramen", "The user likes sushi", TH.related + 0.05, TH).action == "new"

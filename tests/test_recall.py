@@ -430,3 +430,28 @@ def test_a_store_that_was_opened_but_given_nothing_has_an_index_so_hermes_never_
 
     text, ids = recall.system_prompt_block(location, Config(), open_store=no_store)
     assert ids == [] and index.is_fresh(location, 0)
+
+
+# -- nothing injected twice (issue 29) -------------------------------------------------------------------------------
+def test_the_block_never_carries_two_memories_with_the_same_normalised_text():
+    """The owner's instruction and a person's own copy of it are two memories (decisions never cross people); a
+    reader who sees both gets the fact once, the one ranked first."""
+    items = [item(1, "Always answer in English.", "instruction"),
+             item(2, "always answer in  English", "instruction"),
+             item(3, "用户住在上海", "user"), item(4, "用户住在上海。", "user"), item(5, "用户喜欢暗色主题", "user")]
+    items[1].scope = "user:telegram:7"
+    chosen = recall.select_block(items, "default", Config(), scopes=("user:telegram:7", ""))
+    assert sorted(i.id for i in chosen) == ["m_2", "m_4", "m_5"]
+
+
+def test_a_prefetch_never_carries_the_same_fact_twice(store, location, config):
+    remember(store, [Candidate("Always answer in English.", "instruction", "default", room="cli")])
+    remember(store, [Candidate("always answer in English", "instruction", "default", room="cli",
+                               scope="user:telegram:7")])
+    scopes = ("user:telegram:7",)
+    for warm in (store, None):
+        text, ids = recall.prefetch_block(location, config, "which language should answers be in? English?",
+                                          store=warm, scopes=scopes)
+        assert len(ids) == 1 and text.lower().count("answer in english") == 1, text
+    chosen = recall.select_prefetch_keyword(location, "answer in English", "default", config, scopes=scopes)
+    assert len(chosen) == 1

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Sequence
 
 import pytest
 
@@ -185,8 +186,9 @@ def test_a_neighbourhood_that_moved_while_the_judge_was_asked_is_decided_again(l
 
         [d] = remember(first, [Candidate("用户住在北京")], judge=judge)
         assert d.action == "duplicate" and d.reason == "the same text is already stored"
+        # where the user lives is single-valued: the other writer's line updated it
         assert {m.text: m.status for m in first.list(profile="default", include_hidden=True)} == {
-            "用户住在上海": "active", "用户住在北京": "active"}
+            "用户住在上海": "superseded", "用户住在北京": "active"}
         assert read_events(location, "write_recheck")
     finally:
         first.close()
@@ -330,3 +332,269 @@ def test_compact_never_merges_what_the_judge_kept_apart(store):
     assert store.get([second.id])[0].extra[JUDGED_NEW] == first.id
     assert compact(store).merges == []
     assert len(store.list(profile="default")) == 2
+
+
+# -- issue 29: no stale fact beside its update, order and roles, single-valued slots, convergence -----------------
+FAILING_JUDGE = [{"match": {"system": JUDGE}, "status": 500}]
+
+
+def _failing_judge(llm: FakeLLM):
+    return make_judge(OpenAIBackend(judge_config(llm.url)), {})
+
+
+def _texts(store, profile: str = "default", wing: str | None = None) -> list[str]:
+    return sorted(m.text for m in store.list(profile=profile, wing=wing))
+
+
+SEED_UPDATE = [("项目统一使用Python 3.11", "项目使用Python 3.11版本", "we moved to Python 3.12"),
+               ("The project uses Python 3.11", "The project's Python version is 3.11", "We switched to Python 3.12")]
+
+
+@pytest.mark.parametrize("judged", ["judge fails", "no judge"])
+@pytest.mark.parametrize("old, reworded, update", SEED_UPDATE)
+def test_an_update_supersedes_every_active_copy_of_the_old_value(store, old, reworded, update, judged):
+    """The seed's scenario: the reworded 3.11 memory is kept as a second one (unsure), then the update comes while
+    the judge is down (or there is none): no active memory may still say 3.11, and each names the update."""
+    with FakeLLM(FAILING_JUDGE) as llm:
+        judge = _failing_judge(llm) if judged == "judge fails" else None
+        [first] = remember(store, [Candidate(old, wing="instruction")], judge=judge)
+        [second] = remember(store, [Candidate(reworded, wing="instruction")], judge=judge)
+        assert (first.action, second.action) == ("new", "new")  # unsure: both kept, linked
+        [d] = remember(store, [Candidate(update, wing="instruction")], judge=judge)
+        if judge is not None:
+            assert judge_requests(llm)  # it was asked, and failed
+    assert d.action == "update", d.reason
+    # the only active memory is the update (the screening may file it as persona: the old value goes all the same)
+    assert _texts(store) == [update]
+    hidden = {m.id: m for m in store.list(profile="default", include_hidden=True)}
+    assert hidden[first.id].superseded_by == hidden[second.id].superseded_by == d.id
+    assert "3.11" not in " ".join(_texts(store))
+
+
+@pytest.mark.parametrize("old, reworded, update", SEED_UPDATE)
+def test_with_a_judge_the_update_supersedes_the_whole_cluster_in_one_call(store, old, reworded, update):
+    with FakeLLM([{"match": {"system": JUDGE}, "status": 500, "times": 1},
+                  {"match": {"system": JUDGE}, "json": ["update", "update"]}]) as llm:
+        judge = _failing_judge(llm)
+        remember(store, [Candidate(old, wing="instruction")], judge=judge)
+        remember(store, [Candidate(reworded, wing="instruction")], judge=judge)  # the judge fails: kept apart
+        [d] = remember(store, [Candidate(update, wing="instruction")], judge=judge)
+        assert len(judge_requests(llm)) == 2
+    assert d.action == "update"
+    assert _texts(store) == [update]
+
+
+ORDER_ROLE = [("I prefer vim over nano", "I prefer nano over vim", "user", "update"),
+              ("Alice reports to Bob", "Bob reports to Alice", "user", "update"),
+              ("用户喜欢茶胜过咖啡", "用户喜欢咖啡胜过茶", "user", "update"),
+              ("从北京飞上海", "从上海飞北京", "episodic", "new"),
+              ("用户从北京飞上海", "用户从上海飞北京", "episodic", "new")]
+
+
+@pytest.mark.parametrize("first, second, wing, verdict", ORDER_ROLE)
+def test_the_same_words_in_another_order_or_role_are_never_a_duplicate_by_rule(store, first, second, wing, verdict):
+    """Without a judge (or with one that fails) the pair stays two memories, linked for a later judge; with one,
+    the judge decides."""
+    with FakeLLM(FAILING_JUDGE) as failing, FakeLLM([{"match": {"system": JUDGE}, "json": [verdict]}]) as good:
+        for profile, judge in (("offline", None), ("failing", _failing_judge(failing)),
+                               ("judged", _failing_judge(good))):
+            [a] = remember(store, [Candidate(first, wing=wing, profile=profile)], judge=judge)
+            [b] = remember(store, [Candidate(second, wing=wing, profile=profile)], judge=judge)
+            if profile == "judged":
+                assert b.action == verdict and b.reason.startswith("judge:"), b.reason
+                assert [(p["new"], p["old"]) for p in judge_requests(good)[-1]] == [(second, first)]
+            else:
+                assert b.action == "new", (profile, b.reason)
+                assert store.get([b.id])[0].extra.get(RELATED_TO) == a.id  # waiting for a judge
+                assert _texts(store, profile, wing) == sorted([first, second])
+
+
+SINGLE_VALUED = [("The user lives in 杭州", "The user moved to 深圳"),
+                 ("用户住在杭州", "用户搬到了深圳"),
+                 ("The user works at Initech", "The user now works at Globex"),
+                 ("用户在阿里巴巴工作", "用户现在在腾讯工作")]
+
+
+@pytest.mark.parametrize("old, new", SINGLE_VALUED)
+def test_a_single_valued_slot_changing_value_is_an_update_never_a_silent_second_fact(store, old, new):
+    with FakeLLM(FAILING_JUDGE) as failing, FakeLLM([{"match": {"system": JUDGE}, "json": ["update"]}]) as good:
+        for profile, judge in (("offline", None), ("failing", _failing_judge(failing))):
+            remember(store, [Candidate(old, profile=profile)], judge=judge)
+            [d] = remember(store, [Candidate(new, profile=profile)], judge=judge)
+            assert d.action == "update", (profile, d.reason)
+            assert _texts(store, profile) == [new]
+        remember(store, [Candidate(old, profile="judged")])
+        [d] = remember(store, [Candidate(new, profile="judged")], judge=_failing_judge(good))
+        assert [(p["new"], p["old"]) for p in judge_requests(good)[0]] == [(new, old)]  # the judge confirms it
+        assert d.action == "update" and _texts(store, "judged") == [new]
+
+
+MANY_VALUED = [("The user likes sushi", "The user likes ramen", "user"),
+               ("用户对海鲜过敏", "用户对尘螨过敏", "user"),
+               ("The user is allergic to latex", "The user is now allergic to shellfish", "user"),
+               ("The user speaks French", "The user speaks Japanese", "user"),
+               ("用户会弹吉他", "用户会打鼓", "user"),
+               ("The user knows Rust", "The user knows Go", "user"),
+               ("Went to the dentist on Monday", "Went to the gym on Monday", "episodic"),
+               ("用户周二去了医院复查", "用户周二去了银行办卡", "episodic")]
+
+
+@pytest.mark.parametrize("old, new, wing", MANY_VALUED)
+def test_many_valued_facts_stay_additive(store, old, new, wing):
+    with FakeLLM(FAILING_JUDGE) as failing:
+        for profile, judge in (("offline", None), ("failing", _failing_judge(failing))):
+            remember(store, [Candidate(old, wing=wing, profile=profile)], judge=judge)
+            [d] = remember(store, [Candidate(new, wing=wing, profile=profile)], judge=judge)
+            assert d.action == "new", (profile, d.reason)
+            assert _texts(store, profile, wing) == sorted([old, new])
+
+
+# -- convergence: what was kept apart for lack of a judge goes to the next one ---------------------------------------
+OFFLINE_PAIRS = [("The user lives in Vancouver", "The user calls Vancouver home", "duplicate"),
+                 ("The user is allergic to bee stings", "The user is allergic to wasp stings", "new"),
+                 ("I prefer vim over nano", "I prefer nano over vim", "update")]
+
+
+def _answering(pairs: Sequence[tuple[str, str, str]], calls: list):
+    """A judge that answers each known (new, old) pair as scripted and records every call it gets."""
+    from automem.text import normalise
+
+    answers = {(normalise(new), normalise(old)): a for old, new, a in pairs}
+
+    def judge(batch):
+        calls.append(list(batch))
+        return [answers.get((new, old), "new") for new, old, *_ in batch]
+
+    return judge
+
+
+def test_pairs_kept_apart_offline_ride_along_in_the_next_judge_call(store):
+    from automem.core.write_path import waiting_pairs
+
+    for old, new, _ in OFFLINE_PAIRS:
+        remember(store, [Candidate(old)])
+        remember(store, [Candidate(new)])
+    assert len(waiting_pairs(store, "default")) == 3
+    calls: list = []
+    judge = _answering(OFFLINE_PAIRS + [("用户喜欢暗色主题", "用户喜欢亮色主题", "update")], calls)
+    remember(store, [Candidate("用户喜欢暗色主题")])
+    [d] = remember(store, [Candidate("用户喜欢亮色主题")], judge=judge)  # this write asks the judge anyway
+    assert d.action == "update" and len(calls) == 1
+    asked = {(new, old) for new, old, *_ in calls[0]}
+    assert {(new, old) for old, new, _ in OFFLINE_PAIRS} <= asked  # the three waiting pairs rode along
+    assert waiting_pairs(store, "default") == []
+    assert _texts(store) == sorted(["The user lives in Vancouver", "The user is allergic to bee stings",
+                                    "The user is allergic to wasp stings", "I prefer nano over vim",
+                                    "用户喜欢亮色主题"])
+
+
+def test_a_judge_call_carries_a_bounded_number_of_waiting_pairs_and_the_rest_wait(store, config):
+    from automem.core.write_path import waiting_pairs
+
+    config.dedup_settle_pairs = 2
+    for old, new, _ in OFFLINE_PAIRS + [("Alice reports to Bob", "Bob reports to Alice", "update")]:
+        remember(store, [Candidate(old)])
+        remember(store, [Candidate(new)])
+    before = len(waiting_pairs(store, "default"))
+    assert before == 4
+    calls: list = []
+    remember(store, [Candidate("用户喜欢暗色主题")])
+    remember(store, [Candidate("用户喜欢亮色主题")], judge=_answering([], calls))  # "new" for every pair
+    assert len(calls) == 1 and len(calls[0]) == 1 + 2
+    assert len(waiting_pairs(store, "default")) == before - 2
+
+
+def test_waiting_pairs_are_never_judged_across_profiles_or_people(store):
+    from automem.core.write_path import waiting_pairs
+
+    remember(store, [Candidate("The user lives in Vancouver", profile="other")])
+    remember(store, [Candidate("The user calls Vancouver home", profile="other")])
+    remember(store, [Candidate("The user lives in Vancouver", scope="user:telegram:7")])
+    remember(store, [Candidate("The user calls Vancouver home", scope="user:telegram:7")])
+    calls: list = []
+    remember(store, [Candidate("用户喜欢暗色主题")])
+    remember(store, [Candidate("用户喜欢亮色主题")], judge=_answering([], calls))
+    assert [(new, old) for new, old, *_ in calls[0]] == [("用户喜欢亮色主题", "用户喜欢暗色主题")]
+    assert len(waiting_pairs(store, "other")) == 1
+
+
+def test_stats_and_hermes_memory_status_say_how_many_pairs_wait_for_a_judge(capsys, root):
+    from automem.hermes.status import status_config
+
+    store = Store(Location(root, "default"), Config())
+    try:
+        for old, new, _ in OFFLINE_PAIRS:
+            remember(store, [Candidate(old)])
+            remember(store, [Candidate(new)])
+    finally:
+        store.close()
+    assert main(["stats", "--json", "--hermes-home", str(root)]) == 0
+    assert json.loads(capsys.readouterr().out)["waiting_for_judge"] == 3
+    assert main(["stats", "--hermes-home", str(root)]) == 0
+    assert "waiting for a judge: 3" in capsys.readouterr().out
+    assert status_config(root)["waiting for a judge"].startswith("3 pairs")
+
+
+def test_a_session_settles_waiting_pairs_inside_its_one_judge_call(root):
+    """The pipeline with an LLM: one extraction call and one judge call, which carries the waiting pairs."""
+    from automem.extract.pipeline import extract_now
+
+    location = Location(root, "default")
+    store = Store(location, Config())
+    try:
+        for old, new, _ in OFFLINE_PAIRS:
+            remember(store, [Candidate(old)])
+            remember(store, [Candidate(new)])
+        remember(store, [Candidate("用户喜欢暗色主题")])
+        # the candidate's own pairs come first in the call, then the waiting ones: all "new" here, settled all the same
+        rules = [{"match": {"system": JUDGE}, "json": ["update"] + ["new"] * 10},
+                 {"match": {"system": "记忆提取助手"}, "json": {"persona": ["用户喜欢亮色主题"]}}]
+        with FakeLLM(rules) as llm:
+            cfg = judge_config(llm.url)
+            chat = [{"role": "user", "content": "我现在喜欢亮色主题"}, {"role": "assistant", "content": "好的"}]
+            result = extract_now(location, chat, config=cfg, session_id="s1", store=store)
+            assert result.status == "done", result.error
+            assert len(llm.chat_requests()) == 2  # the extraction and one judge call, as before
+            [pairs] = judge_requests(llm)
+        assert pairs[0]["new"] == "用户喜欢亮色主题"
+        assert {(new, old) for old, new, _ in OFFLINE_PAIRS} <= {(p["new"], p["old"]) for p in pairs}
+        from automem.core.write_path import waiting_pairs
+
+        assert waiting_pairs(store, "default") == []
+    finally:
+        store.close()
+
+
+def test_a_session_that_asks_the_judge_nothing_settles_waiting_pairs_at_most_once_an_hour(root):
+    """The background half: no candidate of the session needed the judge, so the waiting pairs get a call of their
+    own, but only once per profile and hour, and only while pairs wait."""
+    from automem.core.write_path import waiting_pairs
+    from automem.extract.pipeline import extract_now
+
+    location = Location(root, "default")
+    store = Store(location, Config())
+    try:
+        for old, new, _ in OFFLINE_PAIRS:
+            remember(store, [Candidate(old)])
+            remember(store, [Candidate(new)])
+        rules = [{"match": {"system": JUDGE}, "json": ["duplicate", "new", "update"]},
+                 {"match": {"system": "记忆提取助手"}, "json": {"persona": ["用户每周去两次健身房"]}}]
+        with FakeLLM(rules) as llm:
+            cfg = judge_config(llm.url)
+            chat = [{"role": "user", "content": "我每周去两次健身房"}, {"role": "assistant", "content": "好的"}]
+            assert extract_now(location, chat, config=cfg, session_id="s1", store=store).status == "done"
+            [pairs] = judge_requests(llm)
+            assert [(p["new"], p["old"]) for p in pairs] == [(new, old) for old, new, _ in OFFLINE_PAIRS]
+            assert waiting_pairs(store, "default") == []
+            remember(store, [Candidate("The user is allergic to cat hair")])
+            remember(store, [Candidate("The user is allergic to dog hair")])
+            assert len(waiting_pairs(store, "default")) == 1
+            chat = [{"role": "user", "content": "我每周去三次游泳馆"}, {"role": "assistant", "content": "好的"}]
+            assert extract_now(location, chat, config=cfg, session_id="s2", store=store).status == "done"
+            assert len(judge_requests(llm)) == 1  # within the hour: it waits
+        assert _texts(store) == sorted(["The user lives in Vancouver", "The user is allergic to bee stings",
+                                        "The user is allergic to wasp stings", "I prefer nano over vim",
+                                        "用户每周去两次健身房", "The user is allergic to cat hair",
+                                        "The user is allergic to dog hair"])
+    finally:
+        store.close()

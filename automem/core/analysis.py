@@ -3,7 +3,9 @@
 One text: its units (script-aware, from `automem.core.tokens`), negations and change markers, the numbers that
 name an instance rather than count, and whom or what it is about (`is_about_user`, which the recall index stores
 as a ranking hint). Two texts: `overlap`, `changed_values`, `polarity_flipped`, `same_wording`,
-`one_slot_replaced` and `set_aside`, the signals the duplicate / update / new rules (`automem.core.dedup`) read.
+`one_slot_replaced`, `set_aside`, `order_changed` (the same words in another order or role) and
+`single_valued_change` (a new value of an attribute held once), the signals the duplicate / update / new rules
+(`automem.core.dedup`) read.
 Plain functions, no I/O; `analyse` is cached (an Analysis is immutable).
 """
 
@@ -22,10 +24,18 @@ from .tokens import (
     CLASS_WORDS,
     LIGHT_VERBS_EN,
     LIGHT_VERBS_ZH,
+    MOVABLE_CLASSES,
+    MOVABLE_CONCEPTS,
     NAMING_EN,
     NAMING_ZH,
     NUMBERING_AFTER,
     NUMBERING_BEFORE,
+    OPEN_SUBJECTS,
+    PAST_FORMS,
+    ROLE_MARKERS,
+    ROLE_SKIP,
+    SINGLE_HELD,
+    SINGLE_OWNED,
     Unit,
     _content_stem,
     _daypart,
@@ -525,3 +535,238 @@ def is_about_user(text: str) -> bool:
 def _repeats(x: Analysis) -> bool:
     """An event said to happen again ("again", "又", "再次"): another occurrence, not the same one restated."""
     return any(u.kind == "repeat" for u in x.units)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Order and roles: the same words in another order may say another fact
+
+_PERSONS = frozenset({"WIFE", "HUSBAND", "SON", "DAUGHTER", "CHILD", "PARENTS", "FATHER", "MOTHER", "GRANDFATHER",
+                      "GRANDMOTHER", "OLDER_BROTHER", "YOUNGER_BROTHER", "OLDER_SISTER", "YOUNGER_SISTER", "FRIEND",
+                      "COLLEAGUE", "BOSS", "ROOMMATE", "NEIGHBOUR"})
+_USER_WORDS = frozenset({"用户", "我", "本人", "user", "user's", "users", "i", "i'm", "i've", "me", "my", "mine",
+                         "myself"})
+
+
+def _order_keys(x: Analysis, entities_only: bool = False) -> list[tuple[str, str]]:
+    """(kind, key) of the text's words in order, kind one of entity (the user, a person, a name, a value), concept,
+    word (a plain word) and number. Times, days and frequencies are left out (they stand anywhere); one word standing
+    for two concepts keeps one place ("代码风格"); a word said twice has no one place and is left out."""
+    keys: list[tuple[str, str]] = []
+    seen: dict[str, int] = {}
+    nots, prev_surface = 0, ""
+    for u in x.units:
+        kind = "entity"
+        if u.kind == "frame":
+            if u.key.lower() not in _USER_WORDS:
+                continue
+            k = "USER"
+        elif u.kind in ("negation", "negchange"):
+            nots += 1
+            k = f"NOT{nots}"
+        elif u.kind == "concept":
+            if u.key in MOVABLE_CONCEPTS:
+                continue
+            k, kind = u.key, ("entity" if u.key in _PERSONS else "concept")
+        elif u.kind == "value":
+            cls, _, val = u.key.partition(":")
+            if cls in MOVABLE_CLASSES:
+                continue
+            # a name is the same word as a plain one on the other side ("Alice reports ..." / "... to Alice")
+            if cls == "name":
+                k, kind = _content_stem(val), "entity"
+            else:
+                k, kind = u.key, ("number" if cls == "num" else "entity")
+        elif u.kind == "content":
+            if u.weight == 0.5:
+                continue  # a character of a longer unknown word: its bigrams carry the order
+            k, kind = u.key, "word"
+        else:
+            continue
+        if entities_only and kind != "entity":
+            continue
+        seen[k] = seen.get(k, 0) + 1
+        if u.kind == "concept" and u.surface and keys and prev_surface == u.surface:
+            keys[-1] = (keys[-1][0], f"{keys[-1][1]}+{k}")
+        else:
+            keys.append((kind, k))
+        prev_surface = u.surface if u.kind == "concept" else ""
+    return [(kind, k) for kind, k in dict.fromkeys(keys) if all(seen.get(p, 0) == 1 for p in k.split("+"))]
+
+
+def _same_order(sa: list[tuple[str, str]], sb: list[tuple[str, str]]) -> bool:
+    if sa == sb:
+        return True
+    n = len(sa)
+    if n >= 3 and any(sa[i:] + sa[:i] == sb for i in range(1, n)):
+        return True  # one stretch moved to the front or back: "Tom is the user's brother" / "The user's brother is Tom"
+    diff = [i for i in range(n) if sa[i] != sb[i]]
+    # a plain word and a neighbouring name or value trade places: a modifier ("speaks Mandarin fluently" / "speaks
+    # fluent Mandarin"); two plain words or two names trading places trade roles ("小王是小李的上级" / "小李是小王的上级"),
+    # and so do the user or a relative and a word the lexicon does not know (a name: "用户跟着小张学" / "小张跟着用户学")
+    return (len(diff) == 2 and diff[1] == diff[0] + 1 and sa[diff[0]] == sb[diff[1]] and sa[diff[1]] == sb[diff[0]]
+            and [sa[diff[0]][0], sa[diff[1]][0]].count("word") == 1
+            and not {sa[diff[0]][1], sa[diff[1]][1]} & (_PERSONS | {"USER"}))
+
+
+def _roles(x: Analysis) -> dict[str, tuple[str, ...]]:
+    """Each word's role markers: the frame words before it that say what it does in the sentence ("managed [by]
+    Bob", "flies [from] Beijing", "[跟]着小张学"), keyed as `_order_keys` keys it. A word said twice is left out."""
+    out: dict[str, tuple[str, ...]] = {}
+    seen: dict[str, int] = {}
+    pending: list[str] = []
+    for u in x.units:
+        if u.kind == "frame":
+            low = u.key.lower()
+            if low in ROLE_MARKERS:
+                pending.append(low)
+                continue
+            if low in ROLE_SKIP:
+                continue
+            if low not in _USER_WORDS:
+                pending = []
+                continue
+            k = "USER"
+        elif u.kind in ("content", "concept", "value"):
+            if u.kind == "content" and u.weight == 0.5:
+                continue  # a character of a longer unknown word: the word itself follows
+            cls, _, val = u.key.partition(":")
+            k = _content_stem(val) if u.kind == "value" and cls == "name" else u.key
+        else:
+            pending = []
+            continue
+        seen[k] = seen.get(k, 0) + 1
+        out[k], pending = tuple(pending), []
+        last = (u.surface or "").lower().split()[-1:] if u.kind == "concept" else []
+        if last and last[0] in ROLE_MARKERS:
+            pending = last  # a phrase that ends in one ("works for" is WORK): it marks the next word
+    return {k: v for k, v in out.items() if seen[k] == 1}
+
+
+def roles_changed(a: Analysis, b: Analysis) -> bool:
+    """A word both texts say has another role marker before it ("Alice manages Bob" / "Alice is managed [by] Bob",
+    "flies [to] Beijing" / "flies [from] Beijing", "works [with] Tom" / "works [for] Tom"). Same language only. In
+    other words a marker comes and goes with the wording ("Never use tabs [for] indentation" / "Always indent with
+    spaces"): there only one marker traded for another counts."""
+    if a.lang != b.lang:
+        return False
+    ra, rb = _roles(a), _roles(b)
+    reworded = not same_wording(a, b)
+    return any(ra[k] != rb[k] and not (reworded and not (ra[k] and rb[k])) for k in ra.keys() & rb.keys())
+
+
+def order_changed(a: Analysis, b: Analysis) -> bool:
+    """The same words in another order or role: "I prefer vim over nano" / "I prefer nano over vim", "从北京飞上海" /
+    "从上海飞北京", "Alice reports to Bob" / "Bob reports to Alice", "tabs, not spaces" / "spaces, not tabs", "Alice
+    manages Bob" / "Alice is managed by Bob" (`roles_changed`). Numbers
+    keep their order among themselves ("from 5 to 10"). Across languages only the user, people, names and values are
+    compared (each language puts its other words where it likes)."""
+    entities_only = a.lang != b.lang
+    ka, kb = _order_keys(a, entities_only), _order_keys(b, entities_only)
+    kinds: dict[str, str] = {}
+    for kind, k in ka + kb:  # a name opening a sentence is a plain word there: the other side says what it is
+        kinds[k] = kind if kinds.get(k) in (None, "word") else kinds[k]
+    shared = {k for _, k in ka} & {k for _, k in kb}
+    na = [k for _, k in ka if k in shared and kinds[k] == "number"]
+    nb = [k for _, k in kb if k in shared and kinds[k] == "number"]
+    sa = [(kinds[k], k) for _, k in ka if k in shared and kinds[k] != "number"]
+    sb = [(kinds[k], k) for _, k in kb if k in shared and kinds[k] != "number"]
+    return na != nb or not _same_order(sa, sb) or roles_changed(a, b)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Single-valued slots: where someone lives or works, the project's database, a tool's version
+
+def _has_phrase(text: str, phrase: str) -> bool:
+    if _CJK_CHAR.search(phrase):
+        return phrase in text
+    return re.search(r"\b" + re.escape(phrase.lower()) + r"\b", text.lower()) is not None
+
+
+def _owned_at(x: Analysis, i: int) -> bool:
+    """Whether the concept at i is said as someone's: "the user's [shell]", "用户的主力[编辑器]", "the team's [CI]"."""
+    low = x.text.lower()
+    for j in range(i - 1, max(-1, i - 4), -1):
+        u = x.units[j]
+        key = u.key.lower()
+        if u.kind == "frame" and (key in _POSSESSIVE or key == "的"):
+            return True
+        if u.kind in ("content", "concept") and f"{key}'s" in low:
+            return True
+        if u.kind == "concept" and u.key not in ("PRIMARY", "LIKE") and j < i - 1:
+            return False
+    return False
+
+
+def slots(x: Analysis) -> set[str]:
+    """The single-valued attributes `x` gives a value of: one it always is (LIVE, WORK, ... or a phrase implying one:
+    "moved to" a place, "跳槽到" a company), or one said as someone's (the project's DATABASE, the user's EDITOR)."""
+    found = {key for key, phrases in SINGLE_HELD.items()
+             if key in x.concepts or any(_has_phrase(x.text, p) for p in phrases)}
+    found |= {u.key for i, u in enumerate(x.units) if u.kind == "concept" and u.key in SINGLE_OWNED and _owned_at(x, i)}
+    return found
+
+
+def _versions(x: Analysis) -> dict[str, str]:
+    """name -> the version right after it ("Python 3.11", "Node 18")."""
+    units = [u for u in x.units if u.kind != "frame"]
+    return {u.key: nxt.key for u, nxt in zip(units, units[1:])
+            if u.key.startswith("name:") and nxt.key.startswith("num:") and not nxt.surface}
+
+
+def _one_stretch(x: Analysis, keys: set[str]) -> bool:
+    """Whether the units of `keys` stand together in `x` (one value, not words scattered over the sentence)."""
+    units = [u for u in x.units if u.kind != "frame"]
+    pos = [i for i, u in enumerate(units) if u.key in keys or (u.key.startswith("name:") and u.key[5:] in keys)]
+    return bool(pos) and max(pos) - min(pos) + 1 == len(pos)
+
+
+def _holders_agree(a: Analysis, b: Analysis) -> bool:
+    """One holder: the same subject, or a subject the other text may leave unsaid ("项目统一使用Python 3.11" / "we moved
+    to Python 3.12"). Never the user and something the user holds ("the user's parents live in ...")."""
+    sa, sb = _subject_key(a, _subject_index(a)), _subject_key(b, _subject_index(b))
+    return sa == sb or (sa is None and sb in OPEN_SUBJECTS) or (sb is None and sa in OPEN_SUBJECTS)
+
+
+def single_valued_change(a: Analysis, b: Analysis) -> str:
+    """Why `b` gives a new value of a single-valued attribute of `a`'s holder, or "" when nothing says so.
+
+    Both give the slot (or a name with a version), for one holder, neither negates the other or speaks of the past
+    ("used to work at"); what only one side says, apart from the slot itself, is one value on each side standing
+    together (a city, a company, a version), with other unmatched concepts on one side at most (a word that only
+    names the slot: "项目使用Python 3.11[版本]"; "主力手机" / "工作手机" are two slots)."""
+    if polarity_flipped(a, b)[0] or not _holders_agree(a, b):
+        return ""
+    if any(_has_phrase(x.text, p) for x in (a, b) for p in PAST_FORMS):
+        return ""  # a past value is history, not the slot's value now
+    common = slots(a) & slots(b)
+    va, vb = _versions(a), _versions(b)
+    version = sorted(n for n in set(va) & set(vb) if va[n] != vb[n])
+    if not common and not version:
+        return ""
+    ov = overlap(a, b)
+    concepts = a.concepts | b.concepts | common
+    only_a = [k for k in ov.only_a_keys if k not in common]
+    only_b = [k for k in ov.only_b_keys if k not in common]
+    if [k for k in only_a if k in concepts] and [k for k in only_b if k in concepts]:
+        return ""  # another attribute on each side: two slots
+    ra, rb = {k for k in only_a if k not in concepts}, {k for k in only_b if k not in concepts}
+    if not ra or not rb:
+        return ""  # no value replaced by another (one side only adds or drops one)
+    if a.lang != b.lang and any(":" not in k for k in ra | rb):
+        return ""  # across languages only values can be compared, not plain words
+    if any(":" in k for k in ra) != any(":" in k for k in rb):
+        return ""  # a name on one side, plain words on the other: maybe one name in two scripts ("Hilton" / "希尔顿")
+    if any(k.startswith("num:") for k in ra | rb) and not version:
+        return ""  # a number changed: the number rule's business
+    if (ra | rb) & {f"num:{n}" for n in a.identifiers | b.identifiers}:
+        return ""  # a number that says which one: another thing
+    if not (_one_stretch(a, ra) and _one_stretch(b, rb)):
+        return ""
+    return f"a new value of a single-valued slot ({', '.join(sorted(common)) or 'the version of ' + version[0][5:]})"
+
+
+def changes_a_value(text: str) -> bool:
+    """Whether `text` may give a new value of a single-valued slot (it fills one, names a version, or announces a
+    change): a cheap test before the write path looks for the old value in another wing."""
+    x = analyse(text)
+    return x.strong_change or bool(slots(x)) or bool(_versions(x))

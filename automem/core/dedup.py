@@ -49,10 +49,12 @@ from .analysis import (
     analyse,
     changed_values,
     one_slot_replaced,
+    order_changed,
     overlap,
     polarity_flipped,
     same_wording,
     set_aside,
+    single_valued_change,
 )
 
 ACTIONS = ("duplicate", "update", "new")
@@ -104,6 +106,11 @@ Judge = Callable[[list[tuple[str, str, str]]], list[str]]
 # aside (a light verb, a class word, "called" before a name). Necessary, never sufficient: every other word of both
 # sides must still be matched. The offline encoder puts most restatements well inside it (reference/embeddings.md).
 RELAXED_DISTANCE = 0.35
+# Cosine distance up to which a neighbour beyond the related distance is still looked at, for one thing only: a new
+# value of a single-valued slot (`analysis.single_valued_change`: the same holder and attribute, one value replaced
+# by another). The offline encoder puts "用户住在杭州" and "用户搬去了深圳" 0.65 apart and unrelated memories from 0.65;
+# the slot's structure, not the distance, decides.
+SLOT_DISTANCE = 0.75
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -124,9 +131,15 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
     those are the pairs a judge settles when one is configured.
     """
     if distance > th.related:
+        if distance <= SLOT_DISTANCE and not event:
+            why = single_valued_change(analyse(existing), analyse(candidate))
+            if why:
+                return PairVerdict("update", why, True)
         return PairVerdict("new", f"different topic (distance {distance:.2f})", False)
     a, b = analyse(existing), analyse(candidate)
     if same_wording(a, b):
+        if order_changed(a, b):
+            return PairVerdict("new", "the same words in another order or role", True)
         return PairVerdict("duplicate", "the same words (only frame words, order or punctuation differ)", False)
     values = changed_values(a, b)
     flipped, flip_reason = polarity_flipped(a, b)
@@ -136,21 +149,29 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
     if not values and not flipped:
         if ov.shared > 0:
             how = "in other words" if ov.comparable else "in another language"
+            restated = ""
             if not ov.unmatched:
-                return PairVerdict("duplicate", f"restated {how}: every word of each side matched", True)
-            if says_less(a, b, ov, event):
-                return PairVerdict("duplicate", f"restated {how}, with less detail ({ov.differ()})", True)
-            aside = set_aside(a, b, ov) if distance <= RELAXED_DISTANCE else None
-            if aside:
-                return PairVerdict("duplicate", f"restated {how}: every word matched once "
-                                                f"{'; '.join(aside)} ({ov.differ()})", True)
+                restated = f"restated {how}: every word of each side matched"
+            elif says_less(a, b, ov, event):
+                restated = f"restated {how}, with less detail ({ov.differ()})"
+            else:
+                aside = set_aside(a, b, ov) if distance <= RELAXED_DISTANCE else None
+                if aside:
+                    restated = f"restated {how}: every word matched once {'; '.join(aside)} ({ov.differ()})"
+            if restated and order_changed(a, b):
+                return PairVerdict("new", f"the same words in another order or role ({ov.differ()})", True)
+            if restated:
+                return PairVerdict("duplicate", restated, True)
         if not event and b.strong_change and not a.strong_change and one_slot_replaced(a, b):
             return PairVerdict("update", f"announced as a change of one slot ({ov.differ()})", True)
+        why = "" if event else single_valued_change(a, b)
+        if why:
+            return PairVerdict("update", f"{why} ({ov.differ()})", True)
         return PairVerdict("new", f"a different fact ({ov.differ()})", True)
     change = "; ".join(values) or f"the opposite: {flip_reason}"
     if event:
         return PairVerdict("new", f"another event ({change})", True)
-    why = slot_change(a, b, values, flipped)
+    why = slot_change(a, b, values, flipped) or single_valued_change(a, b)
     if why:
         return PairVerdict("update", f"{why} ({change})", True)
     return PairVerdict("new", f"both may be true ({change}; {ov.differ()})", True)
@@ -203,14 +224,16 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
 
     A duplicate of any neighbour wins (nothing to store; the same-wording one first), then an update (supersede
     that one), nearest first. Nothing matched: new, linked to the nearest neighbour within the related distance.
+    Beyond it, up to SLOT_DISTANCE, a neighbour is looked at only for a single-valued slot's new value.
     `ask` lists the neighbours a judge should see: the matched one first, then the others by distance.
     """
     best: tuple[tuple, Neighbour, PairVerdict] | None = None
     near: list[Neighbour] = []
     for n in neighbours:
-        if n.distance > th.related:
+        if n.distance > (th.related if event else max(th.related, SLOT_DISTANCE)):
             continue
-        near.append(n)
+        if n.distance <= th.related:
+            near.append(n)
         v = compare(candidate, n.text, n.distance, th, event=event)
         if v.action in _RANK:
             rank = (_RANK[v.action], v.borderline, n.distance)
@@ -242,9 +265,11 @@ class Question:
 def settle(questions: Sequence[Question], judge: Judge | None) -> list[Verdict]:
     """Let `judge` decide the questions, in one batched call of (candidate, existing, wing) pairs.
 
-    Per candidate: the first neighbour judged a duplicate wins, then the first judged an update (never for an
-    event: it becomes new), else new when every answer says so. A missing or unusable answer leaves the rules'
-    verdict. Exceptions from the judge propagate: the caller logs them and keeps the rules' verdicts.
+    Per candidate: the first neighbour judged a duplicate wins, then the first judged an update (for an event only
+    when the candidate announces the change, a planned event moved or called off: "the dentist appointment was moved
+    to Thursday"; otherwise it becomes new), else new when every answer says so. A missing or unusable answer
+    leaves the rules' verdict. Exceptions from the judge propagate: the caller logs them and keeps the rules'
+    verdicts.
     """
     verdicts = [q.verdict for q in questions]
     pairs: list[tuple[str, str, str]] = []
@@ -262,7 +287,7 @@ def settle(questions: Sequence[Question], judge: Judge | None) -> list[Verdict]:
             continue
         said = answers[start:stop]
         ids = [nid for nid, text in q.neighbours if text]
-        if q.wing == "episodic":
+        if q.wing == "episodic" and not analyse(q.candidate).strong_change:
             said = ["new" if s == "update" else s for s in said]
         for action in ("duplicate", "update"):
             if action in said:

@@ -20,7 +20,9 @@ On a Chroma server (no generation file; other machines write too) the index is a
 `SERVER_TTL_S`.
 
 How often a memory was recalled is kept here only (`recalled`), in a table a rebuild keeps. Whether a persona
-memory is about the user themself (`about_user`) is worked out once, when the row is written.
+memory is about the user themself (`about_user`) is worked out once, when the row is written. A memory the write
+path kept apart from a close one for lack of a judge names it (`related_to`): such pairs wait for the next judge
+(`waiting`, `count_waiting`).
 """
 
 from __future__ import annotations
@@ -38,11 +40,12 @@ from typing import Any, Iterable, Iterator, Sequence
 from ..paths import Location, ensure_private_dir, make_private, sqlite_ro_uri
 from .memory import CATEGORY_OF_WING
 
-INDEX_VERSION = "5"  # 2: task_id; 3: about_user; 4: audience; 5: others (the ids of the store's inactive records)
+INDEX_VERSION = "6"  # 2: task_id; 3: about_user; 4: audience; 5: others (the ids of the store's inactive records);
+# 6: related_to
 INDEX_NAME = "recall.sqlite3"
 SERVER_TTL_S = 60.0
 _COLUMNS = ("id", "text", "wing", "profile", "scope", "room", "status", "created_at", "updated_at", "pinned",
-            "restated", "task_id", "about_user", "audience")
+            "restated", "task_id", "about_user", "audience", "related_to")
 _INT_COLUMNS = frozenset({"created_at", "updated_at", "pinned", "restated", "recalled", "about_user"})
 
 
@@ -189,12 +192,14 @@ CREATE TABLE IF NOT EXISTS memories(
     profile TEXT NOT NULL, scope TEXT NOT NULL DEFAULT '', room TEXT NOT NULL DEFAULT '',
     status TEXT NOT NULL DEFAULT 'active', created_at INTEGER NOT NULL DEFAULT 0,
     updated_at INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, restated INTEGER NOT NULL DEFAULT 0,
-    task_id TEXT NOT NULL DEFAULT '', about_user INTEGER NOT NULL DEFAULT 0, audience TEXT NOT NULL DEFAULT '');
+    task_id TEXT NOT NULL DEFAULT '', about_user INTEGER NOT NULL DEFAULT 0, audience TEXT NOT NULL DEFAULT '',
+    related_to TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS memories_by_wing ON memories(wing, profile, scope);
 CREATE INDEX IF NOT EXISTS memories_by_time ON memories(updated_at);
 CREATE INDEX IF NOT EXISTS memories_by_restated ON memories(restated, updated_at);
 CREATE INDEX IF NOT EXISTS memories_by_pinned ON memories(pinned, updated_at);
 CREATE INDEX IF NOT EXISTS memories_by_about_user ON memories(about_user, updated_at);
+CREATE INDEX IF NOT EXISTS memories_by_related ON memories(related_to) WHERE related_to != '';
 CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(body, tokenize='porter unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS recalls(id TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS recalls_by_n ON recalls(n);
@@ -267,7 +272,8 @@ def _row_of(memory: Any, known: dict[str, tuple[str, int]] | None = None) -> tup
     return (memory.id, memory.text, memory.wing, memory.profile, getattr(memory, "scope", "") or "",
             getattr(memory, "room", "") or "", "active", int(memory.created_at or 0), int(memory.updated_at or 0),
             int(getattr(memory, "pinned", 0) or 0), int(getattr(memory, "restated", 0) or 0),
-            getattr(memory, "task_id", "") or "", about, getattr(memory, "audience", "") or "")
+            getattr(memory, "task_id", "") or "", about, getattr(memory, "audience", "") or "",
+            str((getattr(memory, "extra", None) or {}).get("related_to") or ""))
 
 
 def _count(conn: sqlite3.Connection, key: tuple[str, str, str], delta: int) -> None:
@@ -763,6 +769,48 @@ def counts(location: Location) -> dict:
     finally:
         conn.close()
     return out
+
+
+_WAITING = ("SELECT a.id, b.id, a.profile, b.profile, a.wing, a.scope FROM memories a JOIN memories b "
+            "ON b.id = a.related_to WHERE a.related_to != '' AND b.wing = a.wing AND b.scope = a.scope")
+
+
+def waiting(location: Location, scope: str | None = None, limit: int | None = None) -> list[tuple[str, ...]]:
+    """Active pairs the write path kept apart for lack of a judge, oldest first: (newer id, older id, newer's
+    profile, older's profile, wing, scope) where the newer memory's `related_to` names the older and both are
+    active in one wing and scope. Which of them a writer may settle is the write path's business (visibility)."""
+    conn = _connect_ro(location)
+    if conn is None:
+        return []
+    try:
+        sql, params = _WAITING, []
+        if scope is not None:
+            sql += " AND a.scope = ?"
+            params.append(scope)
+        sql += " ORDER BY a.rowid"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        return [tuple(r) for r in conn.execute(sql, params)]
+    except sqlite3.Error:
+        return []
+    finally:
+        conn.close()
+
+
+def count_waiting(location: Location) -> dict[str, int]:
+    """{profile: pairs waiting for a judge} (the newer memory's profile), from the index."""
+    conn = _connect_ro(location)
+    if conn is None:
+        return {}
+    try:
+        return {p: n for p, n in conn.execute(
+            "SELECT a.profile, COUNT(*) FROM memories a JOIN memories b ON b.id = a.related_to "
+            "WHERE a.related_to != '' AND b.wing = a.wing AND b.scope = a.scope GROUP BY a.profile")}
+    except sqlite3.Error:
+        return {}
+    finally:
+        conn.close()
 
 
 def note_recalled(location: Location, ids: Sequence[str]) -> None:

@@ -17,7 +17,9 @@ without ChromaDB.
 from __future__ import annotations
 
 import math
+import re
 import time
+import unicodedata
 from typing import Any, Callable, Iterable, Sequence
 
 from ..config import Config
@@ -88,17 +90,34 @@ def line_of(item: RecallItem, profile: str) -> str:
     return f"- [{item.category}, {source_of(item, profile)}] {neutralise_fences(' '.join(item.text.split()))}"
 
 
+_NOT_WORDS = re.compile(r"[\W_]+")
+
+
+def same_text_key(text: str) -> str:
+    """What two memories that say the same thing in the same words share: the text with case, width, spacing and
+    punctuation set aside ("Always answer in English." / "always answer in  English")."""
+    return _NOT_WORDS.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
 def fit_budget(items: Iterable[RecallItem], profile: str, max_items: int, max_chars: int) -> list[RecallItem]:
-    """Greedy, in the given order: every item whose line still fits the character budget, up to max_items."""
+    """Greedy, in the given order: every item whose line still fits the character budget, up to max_items. A
+    memory that says what a chosen one says (the same text once normalised: an owner's instruction and a person's
+    own copy of it, which the write path keeps apart because decisions never cross people) is left out: the same
+    fact twice in a prompt only teaches the agent to skim its memory."""
     chosen: list[RecallItem] = []
+    said: set[str] = set()
     used = 0
     for item in items:
         if len(chosen) >= max_items:
             break
+        key = same_text_key(item.text)
+        if key in said:
+            continue
         cost = len(line_of(item, profile)) + 1
         if used + cost > max_chars:
             continue
         chosen.append(item)
+        said.add(key)
         used += cost
     return chosen
 

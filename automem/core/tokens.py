@@ -54,6 +54,19 @@ ANTONYMS: tuple[tuple[str, str], ...] = tuple((a, b) for a, b in _LEX["antonyms"
 # The concept that only names a value class ("editor" for vim, "language" for French): said beside a value of that
 # class, it adds nothing ("用户写代码用Neovim" / "用户的代码编辑器是Neovim").
 CLASS_WORDS: dict[str, frozenset[str]] = {cls: frozenset(keys) for cls, keys in (_LEX.get("class_words") or {}).items()}
+# Times, days and frequencies: where they stand in a sentence says nothing about who does what to whom.
+_MOVABLE = _LEX.get("movable") or {}
+MOVABLE_CONCEPTS = frozenset(_MOVABLE.get("concepts") or ())
+MOVABLE_CLASSES = frozenset(_MOVABLE.get("classes") or ())
+_ROLES = _LEX.get("role_markers") or {}
+ROLE_MARKERS = frozenset(w.lower() for lang in ("en", "zh") for w in (_ROLES.get(lang) or ()))
+ROLE_SKIP = frozenset(w.lower() for w in (_ROLES.get("skip") or ()))
+# Attributes a holder has one value of at a time (the format is documented in lexicon.yaml).
+_SINGLE = _LEX.get("single_valued") or {}
+SINGLE_HELD: dict[str, tuple[str, ...]] = {k: tuple(v or ()) for k, v in (_SINGLE.get("holds") or {}).items()}
+SINGLE_OWNED = frozenset(_SINGLE.get("owned") or ())
+OPEN_SUBJECTS = frozenset(_SINGLE.get("subjects") or ())
+PAST_FORMS = tuple(_SINGLE.get("past") or ())
 # Verbs that only carry the noun after them ("打网球" is 网球 played, "做编织" knitting done, "do yoga" yoga).
 LIGHT_VERBS_ZH = frozenset(_LEX.get("light_verbs", {}).get("zh") or ())
 LIGHT_VERBS_EN_FORMS = tuple(_LEX.get("light_verbs", {}).get("en") or ())
@@ -357,6 +370,9 @@ def _latin_units(words: list[str], in_cjk_text: bool, sentence_start: bool) -> l
             unit = _LATIN_LEXICON.get(tuple(w.lower() for w in chunk)) or _LATIN_STEMMED.get(
                 tuple(_stem_en(w) for w in chunk)) or _LATIN_STEMMED.get(
                 tuple(_stem_en(IRREGULAR_EN.get(w.lower(), w)) for w in chunk))  # "took" is "take"
+            if unit is not None and size == 1 and unit.kind == "frame" and _capitalised_mid_sentence(
+                    chunk[0], first=sentence_start and i == 0):
+                unit = None  # a name the lexicon takes for a frame word: "The user knows Go"
             if unit is not None:
                 out.append(unit)
                 i += size
@@ -420,6 +436,11 @@ def _content_stem(word: str) -> str:
     if w.endswith("e") and len(w) >= 4 and w[-2] not in "aeiou":
         w = w[:-1]  # a silent e, as the stemmer leaves it after -ing / -ed: "quote" meets "quoting" ("quot")
     return w
+
+
+def _capitalised_mid_sentence(word: str, first: bool) -> bool:
+    """"Go" in "The user knows Go": capitalised (not ALLCAPS, not "I") and not the first word of a sentence."""
+    return not first and len(word) > 1 and word[0].isupper() and word[1:].islower()
 
 
 def _looks_like_name(word: str, first: bool) -> bool:

@@ -8,6 +8,17 @@ status "held" under its own id (automem.core.memory.held_id), which no reader sh
 neighbour, and it never makes a later genuine memory a duplicate). Said again, it is the same held memory; once the
 same words are stored as a memory (`automem add`, `automem review --accept`), the held copy goes.
 
+What a write settles, all here:
+- an update supersedes every active memory of the candidate's group that still holds the old value: the one it
+  matched, and the copies around it (`_old_copies`: its `related_to` links and the candidate's near neighbours
+  that the rules or the judge call a restatement of it or an update by the candidate); each names the update in
+  `superseded_by`, and the decision lists them (`Decision.superseded`);
+- pairs an earlier write kept apart for lack of a judge (`related_to`) ride along in this write's judge call when it
+  makes one anyway, a bounded number (`dedup_settle_pairs`), so a store written offline converges without the user
+  doing anything (`settle_waiting` does the same for a caller with no candidates: a session's job that asked the
+  judge nothing, automem.extract.pipeline.background_settle);
+- a new value filed in the sibling wing (persona / instruction) updates the old value there too (`_update_across`).
+
 The slow parts run outside the inter-process write lock: embedding, and the judge (one batched LLM call for the
 pairs the rules cannot settle). The rules decide under the lock; with a judge the lock is let go for its call and
 taken again to write, and where another process wrote meanwhile each candidate's neighbourhood is looked up again
@@ -26,7 +37,8 @@ from ..errors import UsageError
 from ..log import log_event
 from ..text import redact_secrets, scrub_surrogates, validate
 from . import history
-from .dedup import Neighbour, Question, Thresholds, Verdict, decide, settle
+from .analysis import analyse, changed_values, changes_a_value, overlap, polarity_flipped
+from .dedup import Neighbour, Question, Thresholds, Verdict, compare, decide, settle
 from .erase import forgotten_since
 from .instructions import Screening, injection_reason, screen
 from .memory import EVIDENCE_KEYS, HELD, HELD_FEATURES, HELD_IN_USER_WORDS, OWNER, WINGS, Memory, held_id, memory_id
@@ -54,6 +66,12 @@ RELATED_TO = "related_to"
 # ...and one the judge compared with its neighbours and kept as new carries their ids here, so a later replay of the
 # rules (`automem compact`) never merges what the judge kept apart.
 JUDGED_NEW = "judged_new"
+# A fact and a standing rule are close kin (the extractor and the screening may file one value in either): an update
+# filed in one of them also supersedes the old value in the other, of the same profile and scope.
+SIBLING_WING = {"user": "instruction", "instruction": "user"}
+# How many memories one update may supersede besides the one it matched (a cluster of restatements of the old value
+# is a handful; the bound keeps a chain of links from walking a whole profile).
+MAX_OLD_COPIES = 12
 
 
 @dataclass
@@ -95,6 +113,7 @@ class Decision:
     wing: str
     profile: str
     scope: str = OWNER
+    superseded: list = field(default_factory=list)  # every memory this decision superseded (an update: its cluster)
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -143,13 +162,74 @@ def _dot(a: Sequence[float], b: Sequence[float]) -> float:
     return float(sum(x * y for x, y in zip(a, b)))
 
 
+def _writable(m: Memory, profile: str, scope: str, wing: str, config) -> bool:
+    """Whether a write of `profile` and `scope` in `wing` may decide against the stored memory `m` (active, the
+    same wing, visible to it without crossing people; never a task record)."""
+    return (m.status == "active" and m.wing == wing and m.room not in EVENT_ROOMS
+            and is_visible(m.metadata(), profile, config.shared_wings, scopes=(scope,), inherit=False))
+
+
+@dataclass
+class _Waiting:
+    """A pair an earlier write kept apart for lack of a judge: `newer` names `older` in its `related_to`."""
+
+    newer: Memory
+    older: Memory
+    verdict: Verdict | None = None  # the judge's answer, once asked
+
+
+def waiting_pairs(store, profile: str, scopes: Sequence[str] = (OWNER,),
+                  limit: int | None = None) -> list[tuple[Memory, Memory]]:
+    """(newer, older) pairs kept apart for lack of a judge that a write of `profile` speaking for `scopes` may
+    settle, oldest first: both active, in one wing and scope, visible to it without crossing people (the recall
+    index finds them; the store confirms each)."""
+    return [(w.newer, w.older) for w in _waiting(store, [(profile, s) for s in scopes], limit)]
+
+
+def waiting_for_judge(store) -> dict[str, int]:
+    """{profile: pairs kept apart for lack of a judge} over the whole store (`automem stats`)."""
+    from . import index
+
+    store.ensure_index()
+    return index.count_waiting(store.location)
+
+
+def _waiting(store, writers: Sequence[tuple[str, str]], limit: int | None) -> list[_Waiting]:
+    from . import index
+
+    if limit is not None and limit <= 0:
+        return []
+    store.ensure_index()
+    rows = []
+    for scope in dict.fromkeys(s for _, s in writers):
+        rows += index.waiting(store.location, scope=scope)
+    found = {m.id: m for m in store.get(list(dict.fromkeys(i for r in rows for i in r[:2])))}
+    out: list[_Waiting] = []
+    taken: set[str] = set()
+    for newer_id, older_id, *_ in rows:
+        newer, older = found.get(newer_id), found.get(older_id)
+        if newer is None or older is None or newer_id in taken or older_id in taken:
+            continue
+        if str(newer.extra.get(RELATED_TO) or "") != older_id:
+            continue  # the index is behind the store
+        if not any(_writable(newer, p, s, newer.wing, store.config) and _writable(older, p, s, newer.wing, store.config)
+                   for p, s in writers):
+            continue  # another profile's or person's pair: never judged for this writer
+        out.append(_Waiting(newer, older))
+        taken.update((newer_id, older_id))
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
 def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
              now: int | None = None) -> list[Decision]:
     """Decide and store `candidates`; one Decision per candidate, in order. Logged to automem.log.
 
     With a `judge`, every candidate the rules are not sure of (a neighbour within the related distance that is
     not the same wording) is settled by one batched call, made outside the write lock; a failed or garbled
-    answer leaves the rules' loss-averse decision.
+    answer leaves the rules' loss-averse decision. The same call carries up to `dedup_settle_pairs` pairs that
+    earlier writes kept apart for lack of a judge (never a call of its own: no candidate to ask, no call).
     """
     now = int(now if now is not None else time.time())
     decisions: list[Decision | None] = [None] * len(candidates)
@@ -187,24 +267,30 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
         valid.append((i, cand, norm))
         kept_vectors.append(vec)
 
+    settled: list[_Waiting] = []
     if valid:
         vectors = kept_vectors
         thresholds = Thresholds.from_config(store.config)
         if judge is None:
             with store.lock():
                 plans = _plan(store, valid, vectors, thresholds, held)
-                applied = _apply_all(store, plans, now)
+                applied = _apply_all(store, plans, now, thresholds, {})
         else:
             # The neighbour lookups take the lock briefly (an embedded store read while another process writes
             # its first records can fail); the judge's call, which may take seconds, does not hold it.
+            answers: dict[tuple[str, str], str] = {}  # (new, old) -> the judge's word, for the cluster of an update
             with store.lock():
                 generation = store.generation()
                 plans = _plan(store, valid, vectors, thresholds, held)
-            _settle(store, plans, judge)
+                waiting = (_waiting(store, [(p.candidate.profile, p.candidate.scope) for p in plans
+                                            if p.candidate.room not in EVENT_ROOMS and not p.held],
+                                    store.config.dedup_settle_pairs)
+                           if any(_to_ask(p) for p in plans) else [])
+            settled = _settle(store, plans, _recording(judge, answers), waiting)
             with store.lock():
                 if store.backend != "embedded" or store.generation() != generation:
                     _recheck(store, plans, thresholds)
-                applied = _apply_all(store, plans, now)
+                applied = _apply_all(store, plans, now, thresholds, answers, settled)
         for (i, _, _), decision in zip(valid, applied):
             if i in notes:
                 decision.reason = f"{notes[i]}; {decision.reason}"
@@ -213,7 +299,44 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
     out = [d for d in decisions if d is not None]
     if out:
         log_event(store.location, "write", decisions=[d.to_json() for d in out])
+    if settled:
+        log_event(store.location, "settle", pairs=[_settled_json(w) for w in settled])
     return out
+
+
+def settle_waiting(store, judge: Judge, profile: str, scopes: Sequence[str] = (OWNER,),
+                   limit: int | None = None, now: int | None = None) -> list[dict]:
+    """Put up to `limit` (default `dedup_settle_pairs`) pairs kept apart for lack of a judge to `judge`, in one
+    call, and apply its answers as a write would: duplicate -> the newer is superseded by the older; update ->
+    the older (and its copies) by the newer, never between events; new -> both stay, the link is settled. A
+    failed call changes nothing. Returns what was settled (logged too)."""
+    now = int(now if now is not None else time.time())
+    limit = store.config.dedup_settle_pairs if limit is None else limit
+    with store.lock():
+        waiting = _waiting(store, [(profile, s) for s in scopes], limit)
+    settled = _settle(store, [], judge, waiting)
+    if settled:
+        with store.lock():
+            _apply_all(store, [], now, Thresholds.from_config(store.config), {}, settled)
+        log_event(store.location, "settle", pairs=[_settled_json(w) for w in settled])
+    return [_settled_json(w) for w in settled]
+
+
+def _settled_json(w: _Waiting) -> dict:
+    v = w.verdict
+    return {"newer": w.newer.id, "older": w.older.id, "answer": v.action if v else "", "reason": v.reason if v else ""}
+
+
+def _recording(judge: Judge, answers: dict) -> Judge:
+    """`judge`, noting each pair's answer: an update's cluster takes the judge's word on the copies it was asked
+    about."""
+    def recorded(pairs: list[tuple[str, str, str]]) -> list[str]:
+        said = judge(pairs)
+        for (new, old, *_), answer in zip(pairs, said or []):
+            answers[(new, old)] = str(answer).strip().lower()
+        return said
+
+    return recorded
 
 
 def _plan(store, valid, vectors, thresholds: Thresholds, held: dict[int, Screening]) -> list[_Planned]:
@@ -278,33 +401,68 @@ def _decide(store, plan: _Planned, earlier: list[_Planned], thresholds: Threshol
         plan.verdict = Verdict("duplicate", mid, "the same text is already stored", False)
     else:
         plan.verdict = decide(plan.text, neighbours, thresholds, event=cand.wing == EVENT_WING)
+        if plan.verdict.action == "new" and cand.wing in SIBLING_WING and changes_a_value(plan.text):
+            _update_across(store, plan, superseded_here, thresholds)
 
 
-def _settle(store, plans: list[_Planned], judge: Judge) -> None:
-    """One batched judge call for every candidate the rules were not sure of; a failed judge changes nothing."""
+def _update_across(store, plan: _Planned, superseded_here: set, thresholds: Thresholds) -> None:
+    """A new value may be filed in the other wing than the old one: the extractor, or the screening
+    (automem.core.instructions), files "we moved to Python 3.12" as persona while "项目统一使用Python 3.11" is an
+    instruction. When the rules call the candidate an update of a memory of its own profile and scope in the sibling
+    wing, that one is superseded too; a stale value in the other wing is as stale."""
+    cand = plan.candidate
+    other = [(m, dist) for m, dist in store.search(embedding=plan.vector, k=3, profile=cand.profile,
+                                                   wing=SIBLING_WING[cand.wing],
+                                                   where={"room": {"$nin": sorted(EVENT_ROOMS)}},
+                                                   scopes=(cand.scope,), inherit=False)
+             if m.profile == cand.profile and m.id not in superseded_here]
+    found = decide(plan.text, [Neighbour(m.id, m.text, d) for m, d in other], thresholds)
+    if found.action == "update":
+        plan.neighbours = sorted(plan.neighbours + [Neighbour(m.id, m.text, d) for m, d in other
+                                                    if m.id == found.matched_id], key=lambda n: n.distance)
+        plan.verdict = Verdict("update", found.matched_id, f"{found.reason}, in the {SIBLING_WING[cand.wing]} wing",
+                               found.borderline, (found.matched_id,) if found.borderline else ())
+
+
+def _to_ask(plan: _Planned) -> bool:
+    return bool(plan.verdict.borderline and plan.verdict.ask)
+
+
+def _settle(store, plans: list[_Planned], judge: Judge, waiting: Sequence[_Waiting] = ()) -> list[_Waiting]:
+    """One batched judge call for every candidate the rules were not sure of, then the waiting pairs that ride
+    along; a failed judge changes nothing. Returns the waiting pairs the judge answered."""
     limit = max(1, store.config.dedup_judge_neighbours)
-    asked = [p for p in plans if p.verdict.borderline and p.verdict.ask]
-    if not asked:
-        return
+    asked = [p for p in plans if _to_ask(p)]
+    if not asked and (plans or not waiting):
+        return []  # no question of its own: no call (the waiting pairs wait for one that is made anyway)
     questions = []
     for p in asked:
         texts = {n.id: n.text for n in p.neighbours}
         questions.append(Question(p.text, p.verdict, tuple((i, texts[i]) for i in p.verdict.ask[:limit] if i in texts),
                                   p.candidate.wing))
+    for w in waiting:
+        kept = Verdict("new", w.older.id, "kept apart for lack of a judge", True, (w.older.id,))
+        questions.append(Question(w.newer.text, kept, ((w.older.id, w.older.text),), w.newer.wing))
     started = time.monotonic()
     try:
-        settled = settle(questions, judge)
+        verdicts = settle(questions, judge)
     except Exception as exc:  # the rules' loss-averse answers stand
         log_event(store.location, "judge_failed", error=f"{exc.__class__.__name__}: {exc}",
-                  candidates=len(questions))
-        return
-    log_event(store.location, "judge", candidates=len(questions), pairs=sum(len(q.neighbours) for q in questions),
-              changed=sum(v.action != p.verdict.action for p, v in zip(asked, settled)),
+                  candidates=len(asked), waiting=len(waiting))
+        return []
+    log_event(store.location, "judge", candidates=len(asked), pairs=sum(len(q.neighbours) for q in questions),
+              waiting=len(waiting), changed=sum(v.action != q.verdict.action for q, v in zip(questions, verdicts)),
               ms=round((time.monotonic() - started) * 1000, 1))
-    for plan, verdict, question in zip(asked, settled, questions):
+    for plan, verdict, question in zip(asked, verdicts, questions):
         plan.judged = verdict is not plan.verdict
         plan.asked = tuple(i for i, _ in question.neighbours) if plan.judged else ()
         plan.verdict = verdict
+    answered = []
+    for w, verdict, question in zip(waiting, verdicts[len(asked):], questions[len(asked):]):
+        if verdict is not question.verdict:  # the judge answered it
+            w.verdict = verdict
+            answered.append(w)
+    return answered
 
 
 def _recheck(store, plans: list[_Planned], thresholds: Thresholds) -> None:
@@ -326,7 +484,8 @@ def _recheck(store, plans: list[_Planned], thresholds: Thresholds) -> None:
                   note="another process wrote while the judge was asked; decided again with the rules")
 
 
-def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
+def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, answers: dict,
+               settled: Sequence[_Waiting] = ()) -> list[Decision]:
     """Turn verdicts into writes: one upsert for the new memories and one update for the changed ones.
 
     Chroma commits each call to disk (~12 ms), so a job's writes are gathered and sent together.
@@ -348,19 +507,36 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
             changed[mid] = found[0]
         return changed[mid]
 
+    def supersede(old: Memory, by: str, reason: str, how: str = "update") -> None:
+        history.supersede(old, by, reason, how, now)
+        if old.id not in adds:
+            changed[old.id] = old
+            dirty.add(old.id)
+
+    def restate(matched: Memory, session_id: str = "", evidence: Evidence | None = None) -> None:
+        matched.updated_at = now  # restated: the fact is still current
+        # ...and it matters: how often it was said again ranks the system block (automem.core.recall.block_score).
+        # Once per batch (one job is one conversation): repeating it within one talk is not a second occasion.
+        if matched.id not in restated:
+            matched.restated = int(getattr(matched, "restated", 0) or 0) + 1
+            restated.add(matched.id)
+            history.record_restated(matched, session_id, evidence, now)  # written with the count
+        dirty.add(matched.id)
+
     # A memory the user forgot stays forgotten for automatic sources (its tombstone: same id, or same words), and one
     # the owner rejected on review (or forgot) is not held again, whatever its source.
     guarded = [p for p in plans if (p.candidate.room in AUTOMATIC_ROOMS or p.held) and not p.candidate.reviewed]
     forgotten = store.forgotten_among([(p.id, p.candidate.profile, p.candidate.scope, p.text) for p in guarded])
     guarded_plans = {id(p) for p in guarded}
-    settled: list[str] = []  # held copies of memories stored now: settled
+    held_done: list[str] = []  # held copies of memories stored now: settled
     out = []
     for plan in plans:
         cand, verdict = plan.candidate, plan.verdict
         evidence = cand.evidence.cleaned() if cand.evidence is not None else None
 
-        def decision(action: str, id_: str | None, reason: str) -> Decision:
-            return Decision(action, id_, verdict.matched_id, reason, plan.text, cand.wing, cand.profile, cand.scope)
+        def decision(action: str, id_: str | None, reason: str, superseded: Sequence[str] = ()) -> Decision:
+            return Decision(action, id_, verdict.matched_id, reason, plan.text, cand.wing, cand.profile, cand.scope,
+                            list(superseded))
 
         if id(plan) in guarded_plans and (plan.id in forgotten or (
                 plan.existing is not None and plan.existing.status == "forgotten")):
@@ -389,15 +565,7 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
         if verdict.action == "duplicate":
             matched = current(verdict.matched_id)
             if matched is not None and matched.status == "active" and matched.id not in adds:
-                matched.updated_at = now  # restated: the fact is still current
-                # ...and it matters: how often it was said again ranks the system block (automem.core.recall.
-                # block_score). Once per batch (one job is one conversation): repeating it within one talk is not
-                # a second occasion.
-                if matched.id not in restated:
-                    matched.restated = int(getattr(matched, "restated", 0) or 0) + 1
-                    restated.add(matched.id)
-                    history.record_restated(matched, cand.session_id, evidence, now)  # written with the count
-                dirty.add(matched.id)
+                restate(matched, cand.session_id, evidence)
             out.append(decision("duplicate", verdict.matched_id, verdict.reason))
             continue
         mem = Memory(id=plan.id, text=plan.text, wing=cand.wing, profile=cand.profile, room=cand.room, scope=cand.scope,
@@ -407,31 +575,122 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
         if evidence is not None:
             evidence.to_memory(mem)
         if verdict.action == "new" and verdict.matched_id and verdict.borderline and not plan.judged:
-            mem.extra[RELATED_TO] = verdict.matched_id  # close, and nobody compared them: compact --judge may
+            mem.extra[RELATED_TO] = verdict.matched_id  # close, and nobody compared them: the next judge will
         elif verdict.action == "new" and plan.judged and plan.asked:
             mem.extra[JUDGED_NEW] = ",".join(plan.asked)
         changed.pop(mem.id, None)
         dirty.discard(mem.id)
         adds[mem.id] = (mem, plan.vector)
         if plan.twin is not None and plan.twin.status == HELD:
-            settled.append(plan.twin.id)  # its words are a memory now: nothing is left to review
+            held_done.append(plan.twin.id)  # its words are a memory now: nothing is left to review
         if verdict.action == "update":
             old = current(verdict.matched_id)
+            gone: list[str] = []
             if old is not None and old.status == "active":
-                history.supersede(old, mem.id, verdict.reason, "update", now)
-                if old.id not in adds:
-                    dirty.add(old.id)
-            out.append(decision("update", mem.id, verdict.reason))
+                copies = _old_copies(store, plan.text, mem.id, cand, old, plan.neighbours, answers, thresholds,
+                                     current)
+                for m in [old] + copies:
+                    supersede(m, mem.id, verdict.reason)
+                    gone.append(m.id)
+            out.append(decision("update", mem.id, verdict.reason, gone))
         else:
             out.append(decision("new", mem.id, verdict.reason))
+
+    for w in settled:  # pairs kept apart earlier, answered by the judge in this write's call
+        newer, older, verdict = current(w.newer.id), current(w.older.id), w.verdict
+        if (newer is None or older is None or verdict is None or newer.status != "active" or older.status != "active"
+                or str(newer.extra.get(RELATED_TO) or "") != older.id):
+            continue  # this batch (or another writer) changed them meanwhile: they are no longer that pair
+        newer.extra[RELATED_TO] = ""
+        dirty.add(newer.id)
+        if verdict.action == "duplicate":
+            supersede(newer, older.id, "the judge: a restatement of an older memory", "merge")
+            restate(older, newer.session_id)
+        elif verdict.action == "update":
+            writer = Candidate(newer.text, newer.wing, newer.profile, newer.room, newer.scope)
+            for m in [older] + _old_copies(store, newer.text, newer.id, writer, older, (), {}, thresholds, current):
+                supersede(m, newer.id, "the judge: a new value of the same slot")
+        else:
+            apart = [i for i in str(newer.extra.get(JUDGED_NEW) or "").split(",") if i]
+            newer.extra[JUDGED_NEW] = ",".join(dict.fromkeys(apart + [older.id]))
 
     if adds:
         store.write_records([m for m, _ in adds.values()], [v for _, v in adds.values()])
     if dirty:
-        store.update_metadata([changed[i] for i in dirty])
-    if settled:
-        store.drop_held(settled)
+        store.update_metadata([changed[i] for i in dirty if i in changed])
+    if held_done:
+        store.drop_held(held_done)
     return out
+
+
+def _old_copies(store, new_text: str, new_id: str, writer: Candidate, old: Memory, neighbours: Sequence[Neighbour],
+                answers: dict, thresholds: Thresholds, current) -> list[Memory]:
+    """The other active memories of the writer's group that still hold the value `new_text` replaces in `old`.
+
+    Looked for among the candidate's near neighbours and along `related_to` links from `old` (both ways, a few
+    steps). One is a copy when the judge called it an update by the new text too; or, by the rules, when the new
+    text updates it, when it restates `old`, or when it is linked to the cluster and the new text changes the same
+    value in it ("项目使用Python 3.11版本" beside "项目统一使用Python 3.11", then "we moved to Python 3.12"). The
+    judge's "new" or "duplicate" for a pair keeps that memory: the judge knows best."""
+    if writer.wing == EVENT_WING or old.wing == EVENT_WING:
+        return []
+    change = set(changed_values(analyse(old.text), analyse(new_text)))
+    pool: dict[str, tuple[Memory, float, bool]] = {}  # id -> (memory, distance, linked to the cluster)
+    for n in neighbours:
+        if n.distance <= thresholds.related and n.id not in (old.id, new_id):
+            m = current(n.id)
+            if m is not None:
+                pool[n.id] = (m, n.distance, False)
+    members: list[Memory] = []
+    frontier, seen = [old], {old.id, new_id}
+    while frontier and len(seen) < MAX_OLD_COPIES + 2:
+        m = frontier.pop()
+        linked = [x for x in ([current(str(m.extra.get(RELATED_TO) or ""))] if m.extra.get(RELATED_TO) else [])
+                  if x is not None]
+        linked += store.list(profile=writer.profile, wing=old.wing, where={RELATED_TO: m.id},
+                             scopes=(writer.scope,), inherit=False, limit=MAX_OLD_COPIES)
+        for x in linked:
+            x = current(x.id) or x
+            if x.id in seen:
+                continue
+            seen.add(x.id)
+            dist = pool[x.id][1] if x.id in pool else thresholds.related
+            pool[x.id] = (x, dist, True)
+            if _holds_old_value(new_text, x, old, dist, True, change, answers, thresholds):
+                members.append(x)
+                frontier.append(x)
+    for mid, (m, dist, linked) in pool.items():
+        if mid not in seen and _holds_old_value(new_text, m, old, dist, linked, change, answers,
+                                                                      thresholds):
+            members.append(m)
+    return [m for m in members[:MAX_OLD_COPIES]
+            if _writable(m, writer.profile, writer.scope, old.wing, store.config)]
+
+
+def _holds_old_value(new_text: str, m: Memory, old: Memory, distance: float, linked: bool, change: set[str],
+                     answers: dict, thresholds: Thresholds) -> bool:
+    said = answers.get((new_text, m.text))
+    if said in ("new", "duplicate"):
+        return False
+    if said == "update":
+        return True
+    if compare(new_text, m.text, distance, thresholds).action == "update":
+        return True
+    if compare(m.text, old.text, thresholds.related, thresholds).action == "duplicate":
+        return True  # a restatement of the old memory: the update changes it too
+    return (linked and bool(change) and change <= set(changed_values(analyse(m.text), analyse(new_text)))
+            and _restates_loosely(analyse(m.text), analyse(old.text)))
+
+
+def _restates_loosely(a, b) -> bool:
+    """`a` says what `b` says, give or take a word that only names the slot ("版本", "version"): no value changed,
+    neither negates the other, and what is left unmatched is on one side only and only concepts (never a value or a
+    content word: "部署在AWS" is a fact of its own, and "works in" beside "lives in" another slot)."""
+    ov = overlap(a, b)
+    if changed_values(a, b) or polarity_flipped(a, b)[0] or (ov.only_a_keys and ov.only_b_keys):
+        return False
+    concepts = a.concepts | b.concepts
+    return ov.shared > 0 and all(k in concepts for k in ov.only_a_keys + ov.only_b_keys)
 
 
 # -- a correction ------------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -218,6 +219,40 @@ def make_judge(backend: Any, details: dict, config: Config | None = None):
     return judge
 
 
+BACKGROUND_SETTLE_EVERY_S = 3600.0  # at most one judge call of its own per profile and hour, only while pairs wait
+
+
+def background_settle(store: Any, judge: Any, profile: str, scopes: Sequence[str], details: dict,
+                      now: float | None = None) -> int:
+    """The background half of convergence: a job whose write asked the judge nothing (its candidates needed no
+    judge, so no pair kept apart earlier could ride along in its call) puts up to `dedup_settle_pairs` waiting pairs
+    to the judge itself, at most once per profile every BACKGROUND_SETTLE_EVERY_S, and only while pairs wait. So a
+    store written offline converges even when no later session happens to ask the judge anything. Returns how
+    many pairs were settled; never raises (the pairs wait for the next chance)."""
+    from ..core.write_path import settle_waiting, waiting_pairs
+
+    now = time.time() if now is None else now
+    stamp = store.location.automem_dir / "settled-at.json"
+    try:
+        seen = json.loads(stamp.read_text(encoding="utf-8"))
+        seen = seen if isinstance(seen, dict) else {}
+    except (OSError, ValueError):
+        seen = {}
+    try:
+        if now - float(seen.get(profile, 0) or 0) < BACKGROUND_SETTLE_EVERY_S:
+            return 0
+        if not waiting_pairs(store, profile, scopes, limit=1):
+            return 0
+        seen[profile] = now
+        write_atomic(stamp, seen)
+        settled = settle_waiting(store, judge, profile, scopes)
+    except Exception as exc:  # noqa: BLE001 - the job itself is done; the pairs wait
+        details["settle_error"] = f"{exc.__class__.__name__}: {exc}"
+        return 0
+    details["settled"] = len(settled)
+    return len(settled)
+
+
 def judge_for(location: Location, config: Config, origin: str = "cli", details: dict | None = None):
     """The judge for a write outside extraction (`automem add`, the agent's `automem_remember`): the backend
     extraction would use, when it is an LLM; None for the offline rules."""
@@ -313,8 +348,12 @@ class Pipeline:
                                         in_user_words=in_user_words(backend.name, wing, item.text, user_texts,
                                                                     evidence.role or None),
                                         queued_at=job.created_at, evidence=evidence))
-        decisions = remember(store, candidates, judge=make_judge(backend, details, config)) if candidates else []
+        judge = make_judge(backend, details, config)
+        decisions = remember(store, candidates, judge=judge) if candidates else []
         details["decisions"] = [d.to_json() for d in decisions]
+        if judge is not None and not details.get("judge_calls"):
+            settle_now = {identity.scope_for(w) for w in ("user", "instruction", "episodic")}
+            background_settle(store, judge, job.profile, sorted(settle_now), details)
         if details.get("truncated"):
             # The complete memories are stored; the job runs again for the rest (P2 now lists what was stored,
             # and deterministic ids plus the write path keep the repeated ones from being added twice).

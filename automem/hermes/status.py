@@ -68,7 +68,7 @@ def memory_counts(loc: Location, cfg: Config) -> dict | None:
     counts = index.counts(loc)
     gen = store_generation(loc, cfg)
     return {"owner": counts["owner"], "others": counts["others"], "capped": False,
-            "fresh": index.is_fresh(loc, gen), "built_at": built_at}
+            "fresh": index.is_fresh(loc, gen), "built_at": built_at, "waiting": index.count_waiting(loc)}
 
 
 def describe_memories(loc: Location, cfg: Config, snap: dict | None) -> dict:
@@ -90,6 +90,10 @@ def describe_memories(loc: Location, cfg: Config, snap: dict | None) -> dict:
         out["memories of gateway users"] = (f"{people['memories']} in {people['scopes']} "
                                             f"user or chat scope{'s' if people['scopes'] != 1 else ''} "
                                             f"(each sees only its own)")
+    waiting = int(snap.get("waiting", {}).get(loc.profile, 0))
+    out["waiting for a judge"] = (f"{waiting} pair{'s' if waiting != 1 else ''} kept apart for lack of a judge (the "
+                                  f"next sessions that ask one settle {cfg.dedup_settle_pairs} each; `automem compact "
+                                  f"--judge` settles all)" if waiting else "none")
     if not snap["fresh"]:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(snap["built_at"])) if snap["built_at"] else "?"
         out["memories as of"] = f"{when} (writes since then are counted at the next recall)"

@@ -21,10 +21,10 @@ meanwhile stays forgotten, see `Store.update_metadata`).
 
 With a judge (`automem compact --judge`), the pairs the write path stored as "new" without anyone comparing them
 (a memory's `related_to` names its close neighbour) go to the judge too, in batched calls made before the lock is
-taken: duplicate -> the newer is superseded by the older; update -> the older by the newer (never between events);
-new -> the link is cleared, so the pair is not asked again. A failed judge call changes nothing of its pairs. A
-memory the judge kept apart from its neighbours (at write time or here: `judged_new`) is never merged with them by
-the replay of the rules.
+taken: duplicate -> the newer is superseded by the older; update -> the older by the newer (between events only
+when the newer says the planned one moved); new -> the link is cleared, so the pair is not asked again. A failed
+judge call changes nothing of its pairs. A memory the judge kept apart from its neighbours (at write time or
+here: `judged_new`) is never merged with them by the replay of the rules.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
 
 from ..core import history
+from ..core.analysis import analyse
 from ..core.dedup import Neighbour, Thresholds, decide
 from ..core.memory import Memory
 from ..core.write_path import EVENT_ROOMS, EVENT_WING, JUDGED_NEW, RELATED_TO
@@ -138,8 +139,9 @@ def plan_pass(groups: list[_Group], thresholds: Thresholds, k: int) -> list[Merg
                 row = np.where(g.alive_before(i), sims[i - start, :i], -np.inf)
                 take = min(k, i)
                 nearest = np.argpartition(-row, take - 1)[:take] if take < i else np.arange(i)
-                # decide() never merges beyond the `related` distance: skip the (pure Python) call when nothing
-                # is that close, which is most memories.
+                # decide() never merges beyond the `related` distance but for a single-valued slot's new value
+                # (dedup.SLOT_DISTANCE), which the write path applied already; a replay looks within `related`
+                # only: skip the (pure Python) call when nothing is that close, which is most memories.
                 nearest = [int(j) for j in sorted(nearest, key=lambda j: -row[j])
                            if np.isfinite(row[j]) and 1.0 - row[j] <= thresholds.related]
                 if not nearest:
@@ -250,8 +252,8 @@ def judge_related(pairs: Sequence[tuple[Memory, Memory]], judge) -> tuple[list[M
             answered += 1
             if new.id in taken or old.id in taken:
                 continue
-            if answer == "update" and new.wing == EVENT_WING:
-                answer = "new"  # an event never supersedes another
+            if answer == "update" and new.wing == EVENT_WING and not analyse(new.text).strong_change:
+                answer = "new"  # an event supersedes another only when it says the planned one moved
             if answer == "duplicate":
                 merges.append(Merge("duplicate", old.id, new.id, "judge: duplicate (related_to)", 0.0, old.text,
                                     new.text, new.wing, old.profile, new.profile))

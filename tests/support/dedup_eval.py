@@ -17,13 +17,14 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 CORPUS = DATA / "dedup_corpus"
 PARTS = {"tune": CORPUS / "tune.jsonl", "holdout": CORPUS / "holdout.jsonl",
          "numbers": CORPUS / "holdout_numbers.jsonl", "kinds": CORPUS / "holdout_kinds.jsonl",
-         "old": DATA / "dedup_pairs.jsonl"}
-HELD_OUT = {"holdout", "numbers", "kinds"}
+         "shapes": CORPUS / "holdout_29.jsonl", "old": DATA / "dedup_pairs.jsonl"}
+HELD_OUT = {"holdout", "numbers", "kinds", "shapes"}
+MODES = ("offline", "judge", "settle")
 LABELS = ("restatement", "both_true", "replaces")
 OLD_LABELS = {"restatement": "restatement", "changed_value": "replaces", "related": "both_true",
               "unrelated": "both_true"}
 ANSWER = {"restatement": "duplicate", "both_true": "new", "replaces": "update"}  # what a correct judge says
-ACTIONS = ("duplicate", "update", "new")
+ACTIONS = ("duplicate", "update", "new")  # and, after a settle, "lost": neither of the two is active
 
 
 def load_pairs(part: str) -> list[dict]:
@@ -40,6 +41,8 @@ def load_pairs(part: str) -> list[dict]:
             if row.get("label") not in LABELS or row.get("wing") not in ("user", "episodic", "instruction"):
                 raise ValueError(f"{PARTS[part]}:{n}: label must be one of {LABELS} and wing user|episodic|instruction")
             row.setdefault("id", f"{part}{n}")
+            if part == "shapes":  # its writer numbered its pairs h001.. as the first held-out part did
+                row["id"] = f"s29-{row['id']}"
             pairs.append(row)
     return pairs
 
@@ -51,13 +54,55 @@ def judge_rules(pairs: list[dict]) -> list[dict]:
     rules = []
     for p in pairs:
         new, old = normalise(p["candidate"]), normalise(p["existing"])
-        answer = ANSWER[p["label"]]
-        if p["wing"] == "episodic" and answer == "update":
-            answer = "new"
+        answer = ANSWER[p["label"]]  # the write path, not the judge, decides what an event's "update" may do
         needle = f'"new": {json.dumps(new, ensure_ascii=False)}, "old": {json.dumps(old, ensure_ascii=False)}'
         rules.append({"match": {"system": "记忆去重助手", "user": needle}, "json": [answer]})
     rules.append({"match": {"system": "记忆去重助手"}, "text": "I cannot tell"})  # an unknown pair: no usable answer
     return rules
+
+
+def scripted_judge(pairs: list[dict]):
+    """The same correct judge as a Python function, for a settle that batches many pairs into one call: each
+    (new, old) pair of the corpus is answered as its label says; any other pair gets no usable answer."""
+    from automem.text import normalise
+
+    answers = {(normalise(p["candidate"]), normalise(p["existing"])): ANSWER[p["label"]] for p in pairs}
+
+    def judge(batch: list[tuple]) -> list[str]:
+        return [answers.get((normalise(new), normalise(old)), "") for new, old, *_ in batch]
+
+    return judge
+
+
+def settle_store(store, pairs: list[dict]) -> None:
+    """One automatic settle of an offline store with the scripted judge: for each pair's profile, what the next
+    session's job does with the pairs kept apart for lack of a judge (`write_path.settle_waiting`, one call of at
+    most `dedup_settle_pairs` pairs; here each profile holds at most one). Before issue 29 (the first-contact
+    measurement) this was `automem compact --judge`, the only route there was."""
+    from automem.core.write_path import settle_waiting
+
+    judge = scripted_judge(pairs)
+    for p in pairs:
+        settle_waiting(store, judge, f"p-{p['id']}")
+
+
+def final_action(first, decision, statuses: dict) -> str:
+    """What became of a pair once the store settled: duplicate (one of the two is superseded by the other, or the
+    candidate was never stored), update (the existing one superseded by the candidate), new (both active), or
+    "lost" (neither active)."""
+    if decision.action != "new" and decision.action != "update":
+        return decision.action
+    old, new = statuses.get(first.id), statuses.get(decision.id)
+    if old is None or new is None:
+        return "new"
+    (old_status, old_by), (new_status, new_by) = old, new
+    if old_status == "active" and new_status == "active":
+        return "new"
+    if new_status == "superseded" and new_by == first.id and old_status == "active":
+        return "duplicate"
+    if old_status == "superseded" and old_by == decision.id and new_status == "active":
+        return "update"
+    return "lost"
 
 
 def run_part(part: str, pairs: list[dict], mode: str) -> dict:
@@ -85,13 +130,20 @@ def run_part(part: str, pairs: list[dict], mode: str) -> dict:
         try:
             firsts = remember(store, [Candidate(p["existing"], wing=p["wing"], profile=f"p-{p['id']}", room="cli")
                                       for p in pairs])
-            rows = []
+            rows, written = [], []
             for p, first in zip(pairs, firsts):
                 before = details.get("judge_pairs", 0)
                 [d] = remember(store, [Candidate(p["candidate"], wing=p["wing"], profile=f"p-{p['id']}", room="cli")],
                                judge=judge)
                 rows.append({**p, "first": first.action, "decision": d.action, "reason": d.reason,
                              "judged": details.get("judge_pairs", 0) > before})
+                written.append((first, d))
+            if mode == "settle":
+                settle_store(store, pairs)
+                statuses = {m.id: (m.status, m.superseded_by) for m in store.iter_records()}
+                for row, (first, d) in zip(rows, written):
+                    row["offline_decision"], row["decision"] = d.action, final_action(first, d, statuses)
+                    row["judged"] = row["decision"] != d.action
         finally:
             store.close()
             if fake is not None:
@@ -108,9 +160,11 @@ def figures(rows: list[dict]) -> dict:
     skipped = [r["id"] for r in rows if r["first"] != "new"]  # the existing text was rejected (too short)
     rows = [r for r in rows if r["first"] == "new"]
     for r in rows:
-        confusion[r["label"]][r["decision"] if r["decision"] in ACTIONS else "new"] += 1
+        decision = r["decision"] if r["decision"] in ACTIONS + ("lost",) else "new"
+        confusion[r["label"]][decision] = confusion[r["label"]].get(decision, 0) + 1
     n = {label: sum(confusion[label].values()) for label in LABELS}
-    lost = confusion["both_true"]["duplicate"] + confusion["both_true"]["update"] + confusion["replaces"]["duplicate"]
+    lost = (confusion["both_true"]["duplicate"] + confusion["both_true"]["update"] + confusion["replaces"]["duplicate"]
+            + sum(confusion[label].get("lost", 0) for label in ("both_true", "replaces")))
     at_risk = n["both_true"] + n["replaces"]
 
     def share(x: int, total: int) -> dict:
@@ -126,7 +180,7 @@ def figures(rows: list[dict]) -> dict:
 
 
 def by_group(rows: list[dict], key: str) -> dict:
-    """`figures` per value of `key` (lang, wing, domain)."""
+    """`figures` per value of `key` (lang, wing, domain, kind)."""
     groups: dict[str, list[dict]] = {}
     for r in rows:
         groups.setdefault(r.get(key, "?"), []).append(r)
