@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +27,9 @@ HELD_KEYS = (HELD_FEATURES, HELD_IN_USER_WORDS)
 METADATA_KEYS = (
     "wing", "category", "room", "profile", "scope", "added_by", "session_id", "task_id",
     "created_at", "updated_at", "status", "superseded_by", "job", "pinned", "restated", "audience",
+    "changed_at", "replaces",
 )
-INT_KEYS = ("created_at", "updated_at", "pinned", "restated")
+INT_KEYS = ("created_at", "updated_at", "pinned", "restated", "changed_at")
 # `pinned` (0/1): `automem pin` put it in the system-prompt block ahead of everything else (within the budget).
 # `restated` (count): how often the write path found it said again (a duplicate); one of the block's ranking signals
 # (automem.core.recall.block_score). Records written before these keys existed read as 0.
@@ -34,6 +37,11 @@ INT_KEYS = ("created_at", "updated_at", "pinned", "restated")
 # before the key existed) = the owner's profiles only; AUDIENCE_EVERYONE = the owner confirmed it for everyone (gateway
 # users too), through `automem.core.sharing.share`. Only the owner's instructions carry anything but "".
 AUDIENCE_EVERYONE = "everyone"
+# `changed_at` (milliseconds, the writer's wall clock): stamped by the store on every write of the record, whatever
+# changed (text, status, pin, a restatement). A machine's recall index follows a Chroma server by asking for what
+# changed since its last sync (automem.core.sync). Records written before the key existed carry none (read as 0).
+# `replaces`: the id of the memory this one superseded when it was written (an update), written only when set. Two
+# active memories replacing the same one are a race between machines (automem.core.convergence).
 
 # What a stored number may be. A time is seconds since 1970 up to the last second of year 9999 (what `datetime` can
 # show); a count at most a billion. A record holding more (an edited export, an older automem) is read clamped
@@ -93,6 +101,20 @@ def clamp(key: str, value: Any) -> int:
 OWNER = ""
 
 
+_stamp_lock = threading.Lock()
+_last_stamp = 0
+
+
+def change_stamp() -> int:
+    """The `changed_at` of a write: this machine's wall clock in milliseconds, strictly increasing within the
+    process (two writes in one millisecond still differ). Machines' clocks differ: a server sync reads back a margin
+    (`server_sync_margin_s`) for that."""
+    global _last_stamp
+    with _stamp_lock:
+        _last_stamp = max(_last_stamp + 1, int(time.time() * 1000))
+        return _last_stamp
+
+
 def memory_id(profile: str, wing: str, normalised_text: str, scope: str = OWNER) -> str:
     """Deterministic id from (profile, wing, normalised text, scope): re-running a job cannot create copies, and
     two people saying the same sentence have two memories. The owner's ids are what they always were."""
@@ -126,7 +148,11 @@ class Memory:
     pinned: int = 0
     restated: int = 0
     audience: str = ""
+    changed_at: int = 0
+    replaces: str = ""
     extra: dict = field(default_factory=dict)  # metadata keys automem does not own (kept through export/import)
+    # The metadata as read from the store (`from_record`), so a write sends only what changed (`changes`).
+    stored: dict | None = field(default=None, repr=False, compare=False)
 
     @property
     def category(self) -> str:
@@ -140,8 +166,26 @@ class Memory:
             created_at=int(self.created_at), updated_at=int(self.updated_at), status=self.status,
             superseded_by=self.superseded_by, job=self.job, pinned=1 if self.pinned else 0,
             restated=max(0, int(self.restated or 0)), audience=self.audience or "",
+            changed_at=max(0, int(self.changed_at or 0)),
         )
+        if self.replaces:
+            meta["replaces"] = self.replaces
+        else:
+            meta.pop("replaces", None)
         return meta
+
+    def changes(self) -> dict[str, Any]:
+        """The metadata keys that differ from the record as read (`stored`), None for a key no longer there (Chroma
+        deletes it); every key when the memory was not read from the store. A metadata write sends only these
+        (Chroma merges them into the stored record), so a copy read before another machine's change (a pin, a
+        restatement) never writes back what that machine changed."""
+        meta = self.metadata()
+        if self.stored is None:
+            return meta
+        before = Memory.from_record(self.id, self.text, self.stored).metadata()
+        out: dict[str, Any] = {k: v for k, v in meta.items() if before.get(k) != v}
+        out.update({k: None for k in before if k not in meta})
+        return out
 
     @classmethod
     def from_record(cls, id: str, text: str, meta: dict | None) -> "Memory":
@@ -155,9 +199,22 @@ class Memory:
                   "job", "audience"):
             if k in known and known[k] is None:
                 known[k] = ""
+        if "replaces" in known and known["replaces"] is None:
+            known["replaces"] = ""
         known.setdefault("wing", "user")
         known.setdefault("profile", "default")
         return cls(id=id, text=text or "", extra=meta, **known)
 
+    @classmethod
+    def read(cls, id: str, text: str, meta: dict | None) -> "Memory":
+        """`from_record` for a record read from the store: it keeps the metadata as read, for `changes`."""
+        mem = cls.from_record(id, text, meta)
+        mem.stored = dict(meta or {})
+        return mem
+
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "text": self.text, **self.metadata()}
+        """The memory as `automem list --json` and `export` show it: `changed_at` is the store's sync stamp, not part
+        of the memory (an import is a write of its own, stamped then)."""
+        meta = self.metadata()
+        meta.pop("changed_at", None)
+        return {"id": self.id, "text": self.text, **meta}

@@ -13,6 +13,8 @@ index's keyword match when none answers in time (then starts one for the next pr
 - Requests: {"op": "ping"} -> {"ok": true, "pid", "version"}; {"op": "recall", "query", "profile", "scopes", "k",
   "where"} -> {"ok": true, "hits": [...]}, computed by `Store.recall` (which reopens when another process wrote:
   the generation file). Anything wrong -> {"ok": false, "error": one line}; a request never ends the server.
+- On a Chroma server it also keeps the root's recall index following the server (`automem.core.sync`) every
+  `server_sync_s`, in a thread of its own, so an idle machine's index follows the other machines' changes.
 - It exits after `resident_idle_s` without requests, when a client of another automem version asks (after
   answering: the next client starts the new version), when its socket file or folder is removed, or on SIGTERM.
 
@@ -122,6 +124,20 @@ class Resident:
         cfg = load_config(loc)
         self._configs[profile] = (stamp, cfg)
         return cfg
+
+    def sync_loop(self) -> None:
+        """On a Chroma server: keep this machine's recall index following the server (`automem.core.sync`) every
+        `server_sync_s` while the resident runs, so an idle machine's index drops forgotten words and shows other
+        machines' changes too. In its own thread: a slow or hung server never holds up a recall request."""
+        while not self.stop.wait(self.config.server_sync_s):
+            if not self.location.automem_dir.is_dir():
+                return
+            try:
+                from . import sync
+
+                sync.sync(self.location, self.config, reconcile=True)
+            except Exception:  # noqa: BLE001 - noted in the index and logged by sync; tried again next time
+                pass
 
     def refresh(self) -> None:
         if not self.location.automem_dir.is_dir():
@@ -359,6 +375,8 @@ def serve(location: Location, config: Config | None = None, idle_s: float | None
 
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, on_term)
+        if config.chroma_url:
+            threading.Thread(target=resident.sync_loop, name="automem-resident-sync", daemon=True).start()
         refreshed = time.monotonic()
         while not resident.stop.is_set():
             try:

@@ -22,6 +22,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
+from . import convergence
 from .dedup import Neighbour, Question, Thresholds, Verdict, decide, settle
 from .erase import forgotten_since
 from ..log import log_event
@@ -404,18 +405,76 @@ def _apply_all(store, plans: list[_Planned], now: int) -> list[Decision]:
             settled.append(plan.twin.id)  # its words are a memory now: nothing is left to review
         if verdict.action == "update":
             old = current(verdict.matched_id)
+            reason = verdict.reason
             if old is not None and old.status == "active":
                 old.status, old.superseded_by, old.updated_at = "superseded", mem.id, now
+                mem.replaces = old.id
                 if old.id not in adds:
                     dirty.add(old.id)
-            out.append(decision("update", mem.id, verdict.reason))
+            elif old is not None and old.status == "superseded" and old.id not in adds:
+                # Another machine changed this fact after this write decided: its value and ours raced.
+                mem.replaces = old.id
+                rival = _head(current, old)
+                if rival is not None and rival.id != mem.id and rival.id not in adds:
+                    win, _ = convergence.settle([mem, rival])
+                    loser = rival if win is mem else mem
+                    loser.status, loser.superseded_by, loser.updated_at = "superseded", win.id, now
+                    if loser is rival:
+                        dirty.add(rival.id)
+                    reason += f"; raced with {rival.id} (changed elsewhere meanwhile): the later change stays current"
+            out.append(decision("update", mem.id, reason))
         else:
             out.append(decision("new", mem.id, verdict.reason))
 
     if adds:
         store.add([m for m, _ in adds.values()], [v for _, v in adds.values()])
-    if dirty:
-        store.update_metadata([changed[i] for i in dirty])
+    conflicts = store.update_metadata([changed[i] for i in dirty]) if dirty else []
     if settled:
         store.drop_held(settled)
+    replaced = [m.replaces for m, _ in adds.values() if m.replaces and m.status == "active"]
+    _converge(store, replaced, conflicts, now)
     return out
+
+
+def _head(current: Callable[[str | None], Memory | None], old: Memory, limit: int = 8) -> Memory | None:
+    """The current value a superseded memory leads to (following `superseded_by`), None when the chain ends in
+    nothing active."""
+    seen = {old.id}
+    mem: Memory | None = old
+    for _ in range(limit):
+        if mem is None or mem.status == "active":
+            return mem
+        nxt = mem.superseded_by
+        if not nxt or nxt in seen:
+            return None
+        seen.add(nxt)
+        mem = current(nxt)
+    return None
+
+
+def _converge(store, replaced: Sequence[str], conflicts: Sequence[tuple[Memory, Memory]], now: int) -> None:
+    """After this write's updates landed: the memories it replaced that another machine replaced too, at the same
+    moment (no lock spans machines), leave one current value (`automem.core.convergence`: the later change wins,
+    the other is superseded by it, both stay in the history). Each writer looks after its own write, so of two that
+    raced at least the later one sees the other; both settle the same way."""
+    if not replaced and not conflicts:
+        return
+    groups: dict[str, dict[str, Memory]] = {}
+    if store.backend == "server" and replaced:
+        for m in store.replacing(replaced):
+            groups.setdefault(m.replaces, {})[m.id] = m
+    for mine, stored in conflicts:  # superseded meanwhile by a value that may not name what it replaced
+        found = {m.id: m for m in store.get([mine.superseded_by, stored.superseded_by])}
+        group = groups.setdefault(mine.id, {})
+        group.update({i: m for i, m in found.items() if m.status == "active"})
+    losers: list[Memory] = []
+    for target, rivals in groups.items():
+        if len(rivals) < 2:
+            continue
+        win, lose = convergence.settle(list(rivals.values()))
+        for m in lose:
+            m.status, m.superseded_by, m.updated_at = "superseded", win.id, now
+        losers += lose
+        log_event(store.location, "race_settled", replaced=target, current=win.id, superseded=[m.id for m in lose])
+    if losers:
+        store.update_metadata(losers)
