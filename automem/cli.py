@@ -14,7 +14,7 @@ import sys
 from typing import Any, Callable, Iterable
 
 from . import __version__
-from .errors import AutomemError, UsageError
+from .errors import AutomemError, StoreUnavailable, UsageError
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, "Context"], int]] = {}
 
@@ -163,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--wing", default="user", choices=("user", "episodic", "instruction"))
     p.add_argument("--no-judge", action="store_true",
                    help="decide with the offline rules only, even when an LLM backend is configured")
+    p.add_argument("--no-queue", action="store_true",
+                   help="fail when the Chroma server does not answer (by default the memories are queued and "
+                        "stored when it answers again)")
 
     p = add("search", "visible memories by similarity")
     p.add_argument("query", nargs="?")
@@ -329,7 +332,20 @@ def cmd_add(args, ctx: Context) -> int:
                            scope=ctx.scope)]
     details: dict = {}
     judge = None if args.no_judge else _judge(ctx, details)
-    decisions = remember(ctx.store, cands, judge=judge)
+    try:
+        decisions = remember(ctx.store, cands, judge=judge)
+    except StoreUnavailable as exc:
+        if args.no_queue:
+            raise
+        from .extract.pipeline import queue_adds
+
+        jid = queue_adds(ctx.location, cands, judge=not args.no_judge)
+        n = len(cands)
+        ctx.emit({"decision": "queued", "job": jid, "memories": n, "error": str(exc)},
+                 f"queued    {jid:<26} {n} memor{'y' if n == 1 else 'ies'}: the Chroma server does not answer; "
+                 f"stored through the write path as soon as it does (`automem drain`, or any session's drainer)")
+        print(f"automem: {exc}", file=sys.stderr)
+        return 0
     if details.get("judge_error"):
         print(f"automem: warning: the judge could not be asked ({details['judge_error']}); the offline rules "
               f"decided (--no-judge skips it)", file=sys.stderr)

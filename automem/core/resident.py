@@ -37,7 +37,7 @@ from typing import Any, Sequence
 from .. import __version__
 from ..config import Config, load_config
 from ..log import log_event
-from ..paths import Location, profile_name_problem
+from ..paths import PACKAGE_PARENT, Location, profile_name_problem
 from .embeddings import SINGLE_THREAD_ENV
 from .resident_client import (SPAWN_INTERVAL_S, SPAWN_STAMP, _peer_uid, ask, config_fingerprint, enabled,
                               socket_path)
@@ -129,6 +129,7 @@ class Resident:
         """On a Chroma server: keep this machine's recall index following the server (`automem.core.sync`) every
         `server_sync_s` while the resident runs, so an idle machine's index drops forgotten words and shows other
         machines' changes too. In its own thread: a slow or hung server never holds up a recall request."""
+        failing = False
         while not self.stop.wait(self.config.server_sync_s):
             if not self.location.automem_dir.is_dir():
                 return
@@ -137,7 +138,31 @@ class Resident:
 
                 sync.sync(self.location, self.config, reconcile=True)
             except Exception:  # noqa: BLE001 - noted in the index and logged by sync; tried again next time
-                pass
+                failing = True
+                continue
+            if failing:
+                failing = False
+                self.drain_after_outage()
+
+    def drain_after_outage(self) -> None:
+        """The server answers again: work that waited for it (extraction jobs, queued `automem add`s) is drained
+        now, by a detached `automem drain` (which revives what waited in dead/), not at the next session's end."""
+        waiting = [p for d in (self.location.spool_dir, self.location.dead_dir) if d.is_dir()
+                   for p in d.glob("*.json")]
+        if not waiting:
+            return
+        import subprocess
+
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_PARENT), env.get("PYTHONPATH", "")) if p)
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "automem", "drain", "--quiet", "--single", "--wait", "90",
+                                     "--hermes-home", str(self.location.root)], start_new_session=True,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    close_fds=True, cwd="/", env=env)
+            log_event(self.location, "drainer_spawned", child=proc.pid, reason="the Chroma server answers again")
+        except OSError as exc:
+            log_event(self.location, "drainer_spawn_failed", error=_line(exc))
 
     def refresh(self) -> None:
         if not self.location.automem_dir.is_dir():

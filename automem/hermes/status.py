@@ -127,6 +127,9 @@ def describe_spool(loc: Location) -> dict:
     dead = stats["dead_jobs"]
     dead_text = str(dead) if not dead else \
         f"{dead} (fix the cause, then `automem drain --retry-dead`; last: {stats['dead_last_errors'][-1]})"
+    if stats.get("waiting_for_server"):
+        text += (f"; {stats['waiting_for_server']} waiting for the Chroma server (retried as soon as it answers)"
+                 + (f", {stats['queued_adds']} of them `automem add`" if stats.get("queued_adds") else ""))
     return {"spool": text, "dead jobs": dead_text}
 
 
