@@ -115,6 +115,14 @@ def _t(name: str) -> str:
     return quote(name, safe="")
 
 
+def heartbeat(config, timeout: float) -> bool:
+    """Whether the configured server answers a heartbeat within `timeout` seconds (never raises)."""
+    try:
+        return _request(target_of(config), "GET", "/heartbeat", timeout).status == 200
+    except Exception:  # noqa: BLE001 - a malformed URL answers nothing either
+        return False
+
+
 def refused_line(t: ServerTarget, ans: Answer) -> str:
     sent = next(iter(t.headers), None)
     how = f"the token sent as `{sent}`" if sent else "no token (automem.chroma_token is empty)"
