@@ -295,14 +295,15 @@ store.close()
 """
 
 
-def bench_writers(base: Path, url: str, size: int, writers: int, per_writer: int) -> dict:
+def bench_writers(base: Path, url: str, size: int, writers: int, per_writer: int, src: str | None = None,
+                  sessions: bool = True) -> dict:
     from automem.paths import Location
     from automem.core import index
 
     db = database_of(url, size)
     reader = machine(base, "reader-during-writes", url, db)
     sync_now(reader)
-    env = {**os.environ, **ONE_THREAD, "AUTOMEM_RESIDENT": "false", "PYTHONPATH": REPO}
+    env = {**os.environ, **ONE_THREAD, "AUTOMEM_RESIDENT": "false", "PYTHONPATH": src or REPO}
     procs = []
     for w in range(writers):
         root = machine(base, f"writer-{w}", url, db)
@@ -315,11 +316,12 @@ def bench_writers(base: Path, url: str, size: int, writers: int, per_writer: int
     for pr in procs:
         pr.stdin.write("go\n")
         pr.stdin.flush()
-    sessions, lags = [], []
+    starts: list[float] = []
     rl = Location(reader, "default")
     while any(pr.poll() is None for pr in procs):
-        r = session_start(reader)  # each start older than server_sync_s syncs what the writers wrote
-        sessions.append(r["wall_ms"])
+        if sessions:
+            r = session_start(reader)  # each start older than server_sync_s syncs what the writers wrote
+            starts.append(r["wall_ms"])
         time.sleep(2)
     records = []
     for pr in procs:
@@ -332,7 +334,7 @@ def bench_writers(base: Path, url: str, size: int, writers: int, per_writer: int
     missing = [r["id"] for r in records if not index.visible_ids(rl, [r["id"]], None)]
     return {"writers": writers, "writes": len(records), "store": size, "elapsed_s": round(elapsed, 1),
             "writes_per_s": round(len(records) / elapsed, 1), "write_ms": p([r["ms"] for r in records]),
-            "session_start_ms_during": p(sessions), "final_sync": report, "missing_in_reader_index": len(missing),
+            "writers_src": src or "this automem", "session_start_ms_during": p(starts), "final_sync": report, "missing_in_reader_index": len(missing),
             "actions": {a: sum(r["action"] == a for r in records) for a in {r["action"] for r in records}}}
 
 
@@ -346,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lag-samples", type=int, default=10)
     ap.add_argument("--writers", type=int, default=4)
     ap.add_argument("--per-writer", type=int, default=100)
+    ap.add_argument("--writers-src", default=None, help="the automem the writers run (default: this one)")
+    ap.add_argument("--no-reader", action="store_true", help="writers only: no sessions started meanwhile")
     ap.add_argument("--only", default="sessions,changes,staleness,hung,writers")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -374,7 +378,8 @@ def main(argv: list[str] | None = None) -> int:
                 result["staleness"] = bench_staleness(base, server.url, max(sizes), args.lag_samples)
                 print(json.dumps({"staleness": result["staleness"]}), flush=True)
             if "writers" in only:
-                result["writers"] = bench_writers(base, server.url, max(sizes), args.writers, args.per_writer)
+                result["writers"] = bench_writers(base, server.url, max(sizes), args.writers, args.per_writer,
+                                                  args.writers_src, not args.no_reader)
                 print(json.dumps({"writers": result["writers"]}), flush=True)
     finally:
         server.stop()
