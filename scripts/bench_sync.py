@@ -282,13 +282,14 @@ from automem.core.store import Store
 from automem.core.write_path import Candidate, remember
 from stress_store import memory_text
 store = Store(Location.resolve(sys.argv[1]))
-writer, count = int(sys.argv[2]), int(sys.argv[3])
+writer, count, tag = int(sys.argv[2]), int(sys.argv[3]), sys.argv[5]
 store.embed(["warm up"]); store.count()
 print("READY", flush=True)
 sys.stdin.readline()
 for i in range(count):
     t = time.perf_counter()
-    [d] = remember(store, [Candidate(memory_text(200 + writer, i), wing="episodic", profile=f"w{writer}")])
+    [d] = remember(store, [Candidate(f"run {tag}: " + memory_text(200 + writer, i), wing="episodic",
+                                     profile=f"w{writer}")])
     print(json.dumps({"ms": (time.perf_counter() - t) * 1000, "action": d.action, "at": time.time(), "id": d.id}),
           flush=True)
 store.close()
@@ -305,10 +306,11 @@ def bench_writers(base: Path, url: str, size: int, writers: int, per_writer: int
     sync_now(reader)
     env = {**os.environ, **ONE_THREAD, "AUTOMEM_RESIDENT": "false", "PYTHONPATH": src or REPO}
     procs = []
+    tag = f"{time.time():.0f}"  # new memories on every run
     for w in range(writers):
         root = machine(base, f"writer-{w}", url, db)
         procs.append(subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(w), str(per_writer),
-                                       os.path.join(REPO, "scripts")], stdin=subprocess.PIPE,
+                                       os.path.join(REPO, "scripts"), str(tag)], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
     for pr in procs:
         assert pr.stdout.readline().strip() == "READY", pr.stderr.read()
