@@ -156,8 +156,9 @@ class Forgetting:
         try:
             self._tombstone_collection(create=True).upsert(
                 ids=[t["id"] for t in tombstones], embeddings=[list(_TOMBSTONE_VECTOR) for _ in tombstones],
-                metadatas=[{**{k: v for k, v in t.items() if k != "id" and isinstance(v, (str, int, float, bool))},
-                            "changed_at": change_stamp()} for t in tombstones])
+                metadatas=[{"changed_at": change_stamp(),  # unless it carries one (migrate copies records raw)
+                            **{k: v for k, v in t.items() if k != "id" and isinstance(v, (str, int, float, bool))}}
+                           for t in tombstones])
         except AutomemError:
             raise
         except Exception as exc:

@@ -391,7 +391,7 @@ class Freshness:
     error: str = ""  # why the last sync failed, if it did
 
 
-_threads: dict[str, threading.Thread] = {}
+_threads: dict[str, tuple[threading.Thread, float]] = {}  # index path -> (its sync thread, started: monotonic)
 _threads_guard = threading.Lock()
 
 
@@ -416,12 +416,14 @@ def sync_within(location: Location, config: Config, budget: float | None = None)
     waited = time.monotonic()
     key = str(index.index_path(location))
     with _threads_guard:
-        thread = _threads.get(key)
+        thread, since = _threads.get(key, (None, 0.0))
         if thread is None or not thread.is_alive():
-            thread = threading.Thread(target=_background, args=(location, config), name="automem-sync", daemon=True)
-            _threads[key] = thread
+            thread, since = threading.Thread(target=_background, args=(location, config), name="automem-sync",
+                                             daemon=True), waited
+            _threads[key] = (thread, since)
             thread.start()
-    thread.join(max(0.0, budget))
+    # A sync that has already run longer than the budget (a hung server) is not waited for again.
+    thread.join(max(0.0, budget - (waited - since)))
     meta = index.meta_of(location)
     at = index.synced_at(meta)
     age = (time.time() - at) if at else None
