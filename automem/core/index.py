@@ -443,8 +443,9 @@ def apply(location: Location, put: Sequence[Any] = (), drop: Sequence[str] = (),
 
 
 def covered(location: Location) -> tuple[str, int] | None:
-    """(generation stamp, ids the index accounts for: every record of the store it knows, forgotten ones aside),
-    read in one transaction; None without a readable index of this version."""
+    """(generation stamp, ids the index accounts for: its rows and the other records it knows, superseded, held or
+    a race's loser), read in one transaction; None without a readable index of this version. A row lost behind the
+    index's back lowers it, as a record it never saw does."""
     conn = _connect_ro(location)
     if conn is None:
         return None
@@ -452,7 +453,8 @@ def covered(location: Location) -> tuple[str, int] | None:
         conn.execute("BEGIN")
         if _meta(conn, "version") != INDEX_VERSION:
             return None
-        n = conn.execute("SELECT COUNT(*) FROM known WHERE state != 'forgotten'").fetchone()[0]
+        n = conn.execute("SELECT (SELECT COUNT(*) FROM memories) + "
+                         "(SELECT COUNT(*) FROM known WHERE state NOT IN ('active', 'forgotten'))").fetchone()[0]
         return _meta(conn, "generation"), int(n)
     except sqlite3.Error:
         return None
@@ -468,8 +470,8 @@ def covered_ids(location: Location) -> tuple[set[str], set[str]] | None:
         return None
     try:
         conn.execute("BEGIN")
-        rows = {r[0] for r in conn.execute("SELECT id FROM memories")}
-        return rows, {r[0] for r in conn.execute("SELECT id FROM known WHERE state != 'forgotten'")} - rows
+        return ({r[0] for r in conn.execute("SELECT id FROM memories")},
+                {r[0] for r in conn.execute("SELECT id FROM known WHERE state NOT IN ('active', 'forgotten')")})
     except sqlite3.Error:
         return None
     finally:
@@ -631,12 +633,13 @@ def note_meta(location: Location, values: dict[str, str]) -> None:
 
 
 def known_ids(location: Location) -> set[str] | None:
-    """The ids of the store's records as the index knows them (forgotten ones aside); None without an index."""
+    """The ids of the store's records the index accounts for (`covered`'s ids); None without an index."""
     conn = _connect_ro(location)
     if conn is None:
         return None
     try:
-        return {r[0] for r in conn.execute("SELECT id FROM known WHERE state != 'forgotten'")}
+        return {r[0] for r in conn.execute("SELECT id FROM memories UNION SELECT id FROM known WHERE state NOT IN "
+                                           "('active', 'forgotten')")}
     except sqlite3.Error:
         return None
     finally:

@@ -47,15 +47,17 @@ AUDIENCE_EVERYONE = "everyone"
 # show); a count at most a billion. A record holding more (an edited export, an older automem) is read clamped
 # (`clamp`), so one impossible number cannot stop recall (SQLite's integers end at 2^63), and `import` refuses it.
 MAX_TIMESTAMP = 253_402_300_799
+MAX_TIMESTAMP_MS = MAX_TIMESTAMP * 1000 + 999  # `changed_at` is in milliseconds
 MAX_COUNT = 10 ** 9
 STRING_KEYS = ("wing", "category", "room", "profile", "scope", "added_by", "session_id", "task_id", "status",
-               "superseded_by", "job")
+               "superseded_by", "job", "replaces")
 MAX_STRING_CHARS = 1024  # a metadata string automem owns (ids, scopes, rooms)
 
 
 def upper_bound(key: str) -> int:
     """The largest value the number `key` (one of INT_KEYS, or a tombstone's forgotten_at) may hold."""
-    return 1 if key == "pinned" else MAX_COUNT if key == "restated" else MAX_TIMESTAMP
+    return (1 if key == "pinned" else MAX_COUNT if key == "restated" else MAX_TIMESTAMP_MS if key == "changed_at"
+            else MAX_TIMESTAMP)
 
 
 def value_problem(key: str, value: Any) -> str | None:
@@ -65,7 +67,8 @@ def value_problem(key: str, value: Any) -> str | None:
         if key == "pinned" and isinstance(value, bool):
             return None
         hi = upper_bound(key)
-        what = ("a time in whole seconds" if hi == MAX_TIMESTAMP else "a count" if key == "restated" else "0 or 1")
+        what = ("a time in whole seconds" if hi == MAX_TIMESTAMP else "a time in milliseconds" if key == "changed_at"
+                else "a count" if key == "restated" else "0 or 1")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return f"must be {what} from 0 to {hi}, not {type(value).__name__}"
         if value != value or not 0 <= value <= hi:  # NaN compares unequal to itself
