@@ -119,18 +119,23 @@ class ServerReader:
             f"{exc.__class__.__name__}: {exc}")
         return StoreUnavailable(f"cannot reach the Chroma server at {self.target.url} ({why})")
 
-    def collection_id(self, name: str) -> str | None:
-        """The id of collection `name`, None when it does not exist (yet)."""
+    def collection_id(self, name: str, check_missing: bool = True) -> str | None:
+        """The id of collection `name`, None when it does not exist (yet). Chroma answers a missing database the
+        same way as a missing collection, so that answer is checked (a typo in chroma_database must not read as an
+        empty store)."""
         status, body = self.call("GET", f"/{quote(name, safe='')}")
-        if status == 404 or (status == 400 and "does not exist" in json.dumps(body)):
+        if status == 200 and isinstance(body, dict) and body.get("id"):
+            return str(body["id"])
+        if status in (400, 404) and not check_missing:  # the database is known to exist (memories are in it)
             return None
-        if status != 200 or not isinstance(body, dict) or not body.get("id"):
-            if status == 404 or "database" in json.dumps(body).lower():
-                from .server import diagnose
+        from .server import diagnose, unanswered
 
-                raise StoreError(diagnose(self.target, timeout=self.timeout) or f"cannot read {name}: {body}")
-            raise StoreError(f"cannot read collection `{name}` on {self.target.url}: HTTP {status} {body}")
-        return str(body["id"])
+        problem = diagnose(self.target, timeout=self.timeout)
+        if problem is not None:
+            raise (StoreUnavailable if unanswered(problem) else StoreError)(problem)
+        if status in (400, 404):
+            return None
+        raise StoreError(f"cannot read collection `{name}` on {self.target.url}: HTTP {status} {str(body)[:200]}")
 
     def get(self, cid: str, *, where: dict | None = None, ids: Sequence[str] | None = None,
             limit: int | None = None, offset: int | None = None, include: Sequence[str] = ()) -> dict:
@@ -278,7 +283,7 @@ def _sync_locked(location: Location, config: Config, reader: ServerReader, recon
         if meta.get("memories_id"):  # the collection may have been replaced: look it up again next time
             index.note_meta(location, {"memories_id": ""})
         raise
-    tomb_id = meta.get("tombstones_id") or reader.collection_id(TOMBSTONES)
+    tomb_id = meta.get("tombstones_id") or reader.collection_id(TOMBSTONES, check_missing=False)
     tombs = ([t for res in reader.pages(tomb_id, where=where, include=("metadatas",)) for t in _tombstones(res)]
              if tomb_id else [])
     report.read, report.tombstones = len(changed), len(tombs)
@@ -303,7 +308,7 @@ def _full(location: Location, config: Config, reader: ServerReader, cid: str, st
     records: list[Memory] = []
     for res in reader.pages(cid):
         records += _memories(res)
-    tomb_id = reader.collection_id(TOMBSTONES) or ""
+    tomb_id = reader.collection_id(TOMBSTONES, check_missing=False) or ""
     report.full, report.read = True, len(records)
     report.applied = index.rebuild(location, records, index.SERVER_STAMP, meta={
         "server": identity(config, cid), "memories_id": cid, "tombstones_id": tomb_id,
