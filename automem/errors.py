@@ -23,6 +23,11 @@ class StoreError(AutomemError):
     """The memory store cannot be opened or written."""
 
 
+class StoreUnavailable(StoreError):
+    """The Chroma server does not answer (down, unreachable, hung, overloaded): the same call may succeed later, so
+    work waiting on it is kept and retried (queued extraction jobs, `automem add`)."""
+
+
 class LLMError(AutomemError):
     """The extraction LLM failed; `retryable` says whether a later attempt may succeed."""
 

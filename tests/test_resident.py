@@ -354,3 +354,45 @@ def test_a_fresh_gateway_process_asks_the_resident_as_its_own_person_only(seeded
     assert "Anna" not in seen and "oolong" not in seen and "Mochi" not in seen, seen
     assert "Python 3.11" not in two["block"]  # the owner's instructions reach others only once confirmed
     assert two["heavy"] == []
+
+
+@pytest.mark.server
+def test_on_a_server_the_resident_keeps_an_idle_machines_index_following_the_others(tmp_path, chroma_server,
+                                                                                     servers):
+    from automem.core import index
+
+    db = chroma_server.new_database()
+    machines = []
+    for name in ("machine-a", "machine-b"):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "config.yaml").write_text(f"automem:\n  chroma_url: {chroma_server.url}\n  chroma_database: {db}\n"
+                                          f"  server_sync_s: 0.5\n", encoding="utf-8")
+        machines.append(Location(root, "default"))
+    a, b = machines
+    _add(a, [(CAT, "user", "", "cli")])
+    b.automem_dir.mkdir(parents=True)
+    servers.start(b)  # machine B: no session runs; only its resident
+
+    def b_index_has(text: str) -> bool:
+        return any(i.text == text for i in index.items(b))
+
+    def wait_for(check, timeout: float = 30.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if check():
+                return True
+            time.sleep(0.2)
+        return False
+
+    assert wait_for(lambda: b_index_has(CAT))
+    _add(a, [("The user drinks oolong tea every morning", "user", "", "cli")])
+    assert wait_for(lambda: b_index_has("The user drinks oolong tea every morning"))
+    store = open_store(a, load_config(a))
+    try:
+        [cat] = [m for m in store.list(profile="default") if m.text == CAT]
+        store.forget([cat.id])
+    finally:
+        store.close()
+    assert wait_for(lambda: not b_index_has(CAT))
+    assert wait_for(lambda: "Mochi".encode() not in index.index_path(b).read_bytes())  # the file too (purged)

@@ -7,6 +7,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -60,8 +61,9 @@ def test_a_memory_carries_every_metadata_field(store):
     meta = m.metadata()
     assert set(meta) == {"wing", "category", "room", "profile", "scope", "added_by", "session_id", "task_id",
                          "created_at", "updated_at", "status", "superseded_by", "job", "pinned", "restated",
-                         "audience"}
+                         "audience", "changed_at"}  # `replaces` only on an update
     assert meta["category"] == "instruction" and meta["status"] == "active" and meta["scope"] == ""
+    assert abs(meta["changed_at"] - time.time() * 1000) < 60_000  # the write's clock, in milliseconds
     assert meta["created_at"] == meta["updated_at"] == 1700000000
     assert (meta["session_id"], meta["job"], meta["room"]) == ("s1", "j1", "auto-extract")
 

@@ -15,12 +15,12 @@ import time
 from typing import Any, Sequence
 
 from ..config import Config
-from ..errors import AutomemError, StoreError
+from ..errors import AutomemError
 from ..text import MIN_CHARS
-from .memory import Memory
+from .memory import Memory, change_stamp
 from .visibility import OWNER
 
-TOMBSTONES = "forgotten"  # one record per forgotten memory: its id, `text_sha`, profile, wing, forgotten_at
+TOMBSTONES = "forgotten"  # one record per forgotten memory: its id, `text_sha`, profile, wing, forgotten_at, changed_at
 _TOMBSTONE_VECTOR = [1.0]  # Chroma wants a vector; a tombstone is found by id or metadata, never by similarity
 _PAGE = 1000  # tombstones read per call
 
@@ -50,7 +50,7 @@ class Forgetting:
             except AutomemError:
                 raise
             except Exception as exc:
-                raise StoreError(f"forget failed: {self._explain(exc)}") from None
+                raise self._failure("forget failed", exc) from None
             self._wrote()
             self._erase_copies(gone)
         from ..log import log_event
@@ -98,7 +98,7 @@ class Forgetting:
                             TOMBSTONES, embedding_function=_embedding_function(self.config))
                 except Exception as exc:
                     if create or not _is_not_found(exc):
-                        raise StoreError(f"cannot open collection `{TOMBSTONES}`: {self._explain(exc)}") from None
+                        raise self._failure(f"cannot open collection `{TOMBSTONES}`", exc) from None
                     # Absent. Embedded: known until the generation moves. A server has no generation: ask again.
                     self._tombstones = _ABSENT if self.backend == "embedded" else None
                     return None
@@ -117,7 +117,7 @@ class Forgetting:
             by_id = set(tomb.get(ids=[item[0] for item in items], include=[])["ids"])
             res = tomb.get(where={"text_sha": {"$in": sorted(keys)}}, include=["metadatas"])
         except Exception as exc:
-            raise StoreError(f"read failed: {self._explain(exc)}") from None
+            raise self._failure("read failed", exc) from None
         by_text = {keys[m["text_sha"]] for m in res["metadatas"] if m and m.get("text_sha") in keys}
         return by_id | by_text
 
@@ -168,12 +168,13 @@ class Forgetting:
         try:
             self._tombstone_collection(create=True).upsert(
                 ids=[t["id"] for t in tombstones], embeddings=[list(_TOMBSTONE_VECTOR) for _ in tombstones],
-                metadatas=[{k: v for k, v in t.items() if k != "id" and isinstance(v, (str, int, float, bool))}
+                metadatas=[{"changed_at": change_stamp(),  # unless it carries one (migrate copies records raw)
+                            **{k: v for k, v in t.items() if k != "id" and isinstance(v, (str, int, float, bool))}}
                            for t in tombstones])
         except AutomemError:
             raise
         except Exception as exc:
-            raise StoreError(f"write failed: {self._explain(exc)}") from None
+            raise self._failure("write failed", exc) from None
         self._wrote()
         return len(tombstones)
 
@@ -191,7 +192,7 @@ def tombstone_metadata(memory: Memory, now: int) -> dict[str, Any]:
     return {"text_sha": tombstone_key(memory.profile, memory.text, memory.scope), "profile": memory.profile,
             "scope": memory.scope, "wing": memory.wing,
             "room": memory.room, "task_id": memory.task_id, "created_at": int(memory.created_at or 0),
-            "forgotten_at": int(now), "status": "forgotten"}
+            "forgotten_at": int(now), "status": "forgotten", "changed_at": change_stamp()}
 
 
 _ABSENT = object()  # the tombstones' collection does not exist (yet)

@@ -58,9 +58,10 @@ def index_finding(store: Any) -> Finding:
                                      f"it", f"`{REPAIR}` builds it now")
     rows, others = held
     missing, extra = active - rows, rows - active
+    missing -= index.raced(loc, sorted(missing))  # a race's loser: active on the server, shown as the winner
     unlisted = inactive - others - rows
     gen = store.generation() if store.backend == "embedded" else None
-    fresh = index.is_fresh(loc, gen)
+    fresh = index.is_fresh(loc, gen, max_age=store.config.server_sync_s)
     if missing or extra or unlisted:
         parts = []
         if missing:
@@ -70,11 +71,12 @@ def index_finding(store: Any) -> Finding:
         if unlisted:
             parts.append(f"does not count {len(unlisted)} inactive records")
         said = "while it calls itself current" if fresh else "(now marked stale: its next reader rebuilds it)"
-        status = "fail" if store.backend == "embedded" else "warn"  # a server's index is a cache of a minute
+        status = "fail" if store.backend == "embedded" else "warn"  # a server's index follows it by sync
         return Finding(name, status, f"the index {'; '.join(parts)} {said}",
                        f"`{REPAIR}` rebuilds it from the store (recall misses those memories until then)")
-    where = f"generation {gen}" if gen is not None else "a cache of the server"
-    state = "current" if fresh else "stale, rebuilt by its next reader"
+    where = f"generation {gen}" if gen is not None else "following the server by sync"
+    state = "current" if fresh else ("stale, rebuilt by its next reader" if gen is not None else
+                                     "synced by its next reader")
     return Finding(name, "ok", f"accounts for all {len(active)} active memories and {len(inactive)} others "
                                f"({where}, {state})")
 
@@ -174,7 +176,9 @@ def repair(store: Any) -> dict[str, int]:
     with store.lock():
         bad = bad_values(store)
         mems = store.get(sorted(bad))
+        for m in mems:
+            m.stored = None  # read clamped (Memory.from_record): written back whole, not as a change
         if mems:
-            store.update_metadata(mems)  # read clamped (Memory.from_record): written back as read
+            store.update_metadata(mems)
         indexed = store.rebuild_index()
     return {"values_fixed": len(mems), "indexed": indexed}

@@ -11,13 +11,15 @@ stamped with the generation the write is about to have; a write that dies half-w
 store's generation file apart, and the next reader rebuilds the index once (`rebuild`), as it does for a store
 that has no index yet.
 
-The index also knows every id the store holds that it does not index (`others`: superseded records, an older
-automem's forgotten ones), so what it covers can be counted against the store (`covered`): a process that opens the
-store compares that count with Chroma's own, and a gap the generation stamp cannot show (a batch Chroma holds that
-the index never saw, rows lost behind its back) makes it rebuild (`Store.ensure_index`).
-
-On a Chroma server (no generation file; other machines write too) the index is a cache rebuilt when older than
-`SERVER_TTL_S`.
+On a Chroma server (no generation file; other machines write too) the index follows the server by change
+(`automem.core.sync`): every write stamps the record's `changed_at`, and a sync asks for what changed since the last
+one (`sync_apply`), so it costs what changed, not the store's size. `known` holds every id the index has seen and
+its state (active, superseded, forgotten, raced), with when this machine last wrote it, so a sync that read the
+server before a local write never puts back what that write replaced, and what the index covers can be counted
+against the store's count (`covered`: Chroma's own on the embedded store, on every open; the server's on a
+background sync): a gap the generation stamp or the change stamps cannot show makes it rebuild or compare ids. Two
+active memories replacing the same one (a race between machines) show only the later one
+(`automem.core.convergence`).
 
 How often a memory was recalled is kept here only (`recalled`), in a table a rebuild keeps. Whether a persona
 memory is about the user themself (`about_user`) is worked out once, when the row is written. A memory the write
@@ -40,13 +42,13 @@ from typing import Any, Iterable, Iterator, Sequence
 from ..paths import Location, ensure_private_dir, make_private, sqlite_ro_uri
 from .memory import CATEGORY_OF_WING
 
-INDEX_VERSION = "6"  # 2: task_id; 3: about_user; 4: audience; 5: others (the ids of the store's inactive records);
-# 6: related_to
+INDEX_VERSION = "7"  # 2: task_id; 3: about_user; 4: audience; 5: others; 6: changed_at, replaces, known;
+# 7: related_to
 INDEX_NAME = "recall.sqlite3"
-SERVER_TTL_S = 60.0
 _COLUMNS = ("id", "text", "wing", "profile", "scope", "room", "status", "created_at", "updated_at", "pinned",
-            "restated", "task_id", "about_user", "audience", "related_to")
-_INT_COLUMNS = frozenset({"created_at", "updated_at", "pinned", "restated", "recalled", "about_user"})
+            "restated", "task_id", "about_user", "audience", "changed_at", "replaces", "related_to")
+_INT_COLUMNS = frozenset({"created_at", "updated_at", "pinned", "restated", "recalled", "about_user", "changed_at"})
+STATES = ("active", "superseded", "forgotten", "raced")  # `known.state`; raced: a race's loser, not shown
 
 
 @dataclass
@@ -193,7 +195,10 @@ CREATE TABLE IF NOT EXISTS memories(
     status TEXT NOT NULL DEFAULT 'active', created_at INTEGER NOT NULL DEFAULT 0,
     updated_at INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, restated INTEGER NOT NULL DEFAULT 0,
     task_id TEXT NOT NULL DEFAULT '', about_user INTEGER NOT NULL DEFAULT 0, audience TEXT NOT NULL DEFAULT '',
-    related_to TEXT NOT NULL DEFAULT '');
+    changed_at INTEGER NOT NULL DEFAULT 0, replaces TEXT NOT NULL DEFAULT '', related_to TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS memories_by_replaces ON memories(replaces) WHERE replaces != '';
+CREATE TABLE IF NOT EXISTS known(id TEXT PRIMARY KEY, state TEXT NOT NULL, changed_at INTEGER NOT NULL DEFAULT 0,
+    written_at REAL NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS memories_by_wing ON memories(wing, profile, scope);
 CREATE INDEX IF NOT EXISTS memories_by_time ON memories(updated_at);
 CREATE INDEX IF NOT EXISTS memories_by_restated ON memories(restated, updated_at);
@@ -203,7 +208,6 @@ CREATE INDEX IF NOT EXISTS memories_by_related ON memories(related_to) WHERE rel
 CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(body, tokenize='porter unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS recalls(id TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS recalls_by_n ON recalls(n);
-CREATE TABLE IF NOT EXISTS others(id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS tally(profile TEXT NOT NULL, wing TEXT NOT NULL, scope TEXT NOT NULL,
     status TEXT NOT NULL DEFAULT 'active', n INTEGER NOT NULL, PRIMARY KEY(profile, wing, scope));
 """
@@ -273,6 +277,7 @@ def _row_of(memory: Any, known: dict[str, tuple[str, int]] | None = None) -> tup
             getattr(memory, "room", "") or "", "active", int(memory.created_at or 0), int(memory.updated_at or 0),
             int(getattr(memory, "pinned", 0) or 0), int(getattr(memory, "restated", 0) or 0),
             getattr(memory, "task_id", "") or "", about, getattr(memory, "audience", "") or "",
+            int(getattr(memory, "changed_at", 0) or 0), getattr(memory, "replaces", "") or "",
             str((getattr(memory, "extra", None) or {}).get("related_to") or ""))
 
 
@@ -341,25 +346,86 @@ def stamp_of(location: Location) -> tuple[str, float]:
         conn.close()
 
 
-def is_fresh(location: Location, generation: int | None, now: float | None = None) -> bool:
+SERVER_STAMP = "server"  # the `generation` of an index that follows a Chroma server (automem.core.sync)
+SYNC_AGE_S = 10.0  # the default of `server_sync_s`: how old a server index may be before a reader syncs it
+
+
+def meta_of(location: Location) -> dict[str, str]:
+    """Every meta key of the index ({} without a readable index of this version)."""
+    conn = _connect_ro(location)
+    if conn is None:
+        return {}
+    try:
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        return meta if meta.get("version") == INDEX_VERSION else {}
+    except sqlite3.Error:
+        return {}
+    finally:
+        conn.close()
+
+
+def synced_at(meta: dict[str, str]) -> float:
+    """When (this machine's wall clock) the server index last reflected the server; 0 never."""
+    try:
+        return float(meta.get("synced_at") or 0)
+    except ValueError:
+        return 0.0
+
+
+def is_fresh(location: Location, generation: int | None, now: float | None = None,
+             max_age: float = SYNC_AGE_S) -> bool:
     """Whether the index reflects the store: the embedded store's `generation`, or (generation None: a server)
-    a rebuild younger than SERVER_TTL_S."""
-    stamp, built_at = stamp_of(location)
+    a sync younger than `max_age` seconds."""
     if generation is None:
+        meta = meta_of(location)
         now = time.time() if now is None else now
-        return stamp == "server" and now - built_at < SERVER_TTL_S
+        return meta.get("generation") == SERVER_STAMP and now - synced_at(meta) < max_age
+    stamp, _ = stamp_of(location)
     return stamp == str(generation)
+
+
+def _know(conn: sqlite3.Connection, rows: Iterable[tuple[str, str, int]], written_at: float) -> None:
+    """(id, state, changed_at) into `known`, with when this machine wrote them (0: read from the server)."""
+    conn.executemany("INSERT INTO known(id, state, changed_at, written_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO "
+                     "UPDATE SET state = excluded.state, changed_at = excluded.changed_at, "
+                     "written_at = MAX(known.written_at, excluded.written_at)",
+                     [(i, st, int(ch or 0), written_at) for i, st, ch in rows])
+
+
+def _settle_races(conn: sqlite3.Connection, targets: Iterable[str] | None = None) -> list[str]:
+    """Two active memories that replaced the same one (machines that raced): only the later is shown; the others
+    are dropped from the rows and known as `raced` until the store says otherwise. `targets`: the replaced ids to
+    look at (None: all). Returns the losers' ids."""
+    from .convergence import winner
+
+    if targets is None:
+        targets = [r[0] for r in conn.execute("SELECT replaces FROM memories WHERE replaces != '' GROUP BY replaces "
+                                              "HAVING COUNT(*) > 1")]
+    losers: list[str] = []
+    for target in set(targets):
+        if not target:
+            continue
+        rivals = conn.execute("SELECT id, created_at FROM memories WHERE replaces = ?", (target,)).fetchall()
+        if len(rivals) < 2:
+            continue
+        win = winner(rivals)
+        losers += [mid for mid, _ in rivals if mid != win]
+    if losers:
+        _drop(conn, losers)
+        conn.executemany("UPDATE known SET state = 'raced' WHERE id = ?", [(i,) for i in losers])
+    return losers
 
 
 def apply(location: Location, put: Sequence[Any] = (), drop: Sequence[str] = (), *,
           generation: int | None) -> None:
     """The index's half of one store write, in one transaction, before the store's own: memories to (re)index
-    (active ones; others are dropped from the rows and listed among the others) and ids deleted from the store. An
-    index that reflected the embedded store's `generation` is marked pending until `advance` (after the store's
-    write) moves it on; a write that dies in between leaves it pending, so its next reader rebuilds it. A stale
-    index stays stale. The caller holds the store's write lock."""
+    (active ones; others are dropped) and ids to drop (forgotten). An index that reflected the embedded store's
+    `generation` is marked pending until `advance` (after the store's write) moves it on; a write that dies in
+    between leaves it pending, so its next reader rebuilds it. A stale index stays stale. The caller holds the
+    store's write lock. Every id is noted in `known` with this machine's clock, so a server sync that read the
+    server before this write does not undo it."""
     active = [m for m in put if getattr(m, "status", "active") == "active"]
-    inactive = [m.id for m in put if getattr(m, "status", "active") != "active"]
+    inactive = [m for m in put if getattr(m, "status", "active") != "active"]
     with _transaction(_connect_rw(location)) as conn:
         version = _meta(conn, "version")
         if version and version != INDEX_VERSION:  # another automem's layout: its next reader rebuilds it
@@ -376,16 +442,17 @@ def apply(location: Location, put: Sequence[Any] = (), drop: Sequence[str] = (),
                          (f"pending:{generation}" if fresh else "stale",))
         _ensure_tally(conn)
         _put(conn, active)
-        conn.executemany("DELETE FROM others WHERE id = ?", [(m.id,) for m in active])
-        _drop(conn, inactive)
-        conn.executemany("INSERT OR IGNORE INTO others(id) VALUES (?)", [(i,) for i in inactive])
-        _drop(conn, drop)
-        conn.executemany("DELETE FROM others WHERE id = ?", [(i,) for i in drop])
+        _drop(conn, [m.id for m in inactive] + list(drop))
+        now = time.time()
+        _know(conn, [(m.id, getattr(m, "status", "active"), getattr(m, "changed_at", 0)) for m in put], now)
+        _know(conn, [(i, "forgotten", 0) for i in drop], now)
+        _settle_races(conn, [m.replaces for m in active if getattr(m, "replaces", "")])
 
 
 def covered(location: Location) -> tuple[str, int] | None:
-    """(generation stamp, ids the index accounts for: its rows and the others), read in one transaction; None
-    without a readable index of this version."""
+    """(generation stamp, ids the index accounts for: its rows and the other records it knows, superseded, held or
+    a race's loser), read in one transaction; None without a readable index of this version. A row lost behind the
+    index's back lowers it, as a record it never saw does."""
     conn = _connect_ro(location)
     if conn is None:
         return None
@@ -393,7 +460,8 @@ def covered(location: Location) -> tuple[str, int] | None:
         conn.execute("BEGIN")
         if _meta(conn, "version") != INDEX_VERSION:
             return None
-        n = conn.execute("SELECT (SELECT COUNT(*) FROM memories) + (SELECT COUNT(*) FROM others)").fetchone()[0]
+        n = conn.execute("SELECT (SELECT COUNT(*) FROM memories) + "
+                         "(SELECT COUNT(*) FROM known WHERE state NOT IN ('active', 'forgotten'))").fetchone()[0]
         return _meta(conn, "generation"), int(n)
     except sqlite3.Error:
         return None
@@ -402,14 +470,15 @@ def covered(location: Location) -> tuple[str, int] | None:
 
 
 def covered_ids(location: Location) -> tuple[set[str], set[str]] | None:
-    """(ids of the indexed active memories, ids of the store's other records) as the index holds them."""
+    """(ids of the indexed active memories, ids of the store's other records: superseded, held, a race's loser)
+    as the index holds them."""
     conn = _connect_ro(location)
     if conn is None:
         return None
     try:
         conn.execute("BEGIN")
         return ({r[0] for r in conn.execute("SELECT id FROM memories")},
-                {r[0] for r in conn.execute("SELECT id FROM others")})
+                {r[0] for r in conn.execute("SELECT id FROM known WHERE state NOT IN ('active', 'forgotten')")})
     except sqlite3.Error:
         return None
     finally:
@@ -438,9 +507,9 @@ def advance(location: Location, old: int, new: int) -> None:
         conn.close()
 
 
-def rebuild(location: Location, memories: Iterable[Any], stamp: str) -> int:
-    """Replace the index with `memories` (every record of the store: the active ones are indexed, the others'
-    ids listed) and stamp it. Returns how many were indexed."""
+def rebuild(location: Location, memories: Iterable[Any], stamp: str, meta: dict[str, str] | None = None) -> int:
+    """Replace the index with `memories` (the store's records, any status: the active ones are indexed, the others
+    known) and stamp it, with `meta` (a server sync's cursor). Returns how many were indexed."""
     try:
         conn = _connect_rw(location)
     except sqlite3.DatabaseError:  # not a database (a torn or foreign file): it is derived, so start again
@@ -452,21 +521,21 @@ def rebuild(location: Location, memories: Iterable[Any], stamp: str) -> int:
         conn = _connect_rw(location)
     n = 0
     with _transaction(conn):
-        try:  # what the text analysis found before: a server's index is rebuilt every SERVER_TTL_S
+        try:  # what the text analysis found before (a server's index may be rebuilt again)
             known = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT id, text, about_user FROM memories")}
         except sqlite3.Error:  # no table yet, or an older layout without the column
             known = {}
-        conn.execute("DROP TABLE IF EXISTS memories")  # derived data: rebuilt in this version's layout
-        conn.execute("DROP TABLE IF EXISTS words")
-        conn.execute("DROP TABLE IF EXISTS tally")
-        conn.execute("DROP TABLE IF EXISTS others")
+        for table in ("memories", "words", "tally", "known", "others"):  # derived: rebuilt in this version's layout
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+        conn.execute("DELETE FROM meta WHERE key != 'purge'")  # a purge still owed stays owed
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 conn.execute(statement)
         batch: list[Any] = []
+        states: list[tuple[str, str, int]] = []
         for m in memories:
+            states.append((m.id, getattr(m, "status", "active"), getattr(m, "changed_at", 0)))
             if getattr(m, "status", "active") != "active":
-                conn.execute("INSERT OR IGNORE INTO others(id) VALUES (?)", (m.id,))
                 continue
             batch.append(m)
             if len(batch) >= 500:
@@ -475,15 +544,136 @@ def rebuild(location: Location, memories: Iterable[Any], stamp: str) -> int:
                 batch = []
         _put(conn, batch, known)
         n += len(batch)
+        _know(conn, states, 0.0)
+        n -= len(_settle_races(conn))
         conn.execute("DELETE FROM recalls WHERE id NOT IN (SELECT id FROM memories)")
-        for key, value in (("version", INDEX_VERSION), ("generation", stamp), ("built_at", str(time.time())),
-                           ("tally", "1")):
+        for key, value in {"version": INDEX_VERSION, "generation": stamp, "built_at": str(time.time()),
+                           "tally": "1", **(meta or {})}.items():
             conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
     return n
 
 
+@dataclass
+class SyncApplied:
+    """What one server sync changed in the index."""
+
+    put: int = 0  # active memories (re)indexed
+    dropped: int = 0  # rows taken out (superseded, forgotten, raced)
+    forgotten_texts: list = None  # the words of the memories dropped because they were forgotten (to scrub)
+    skipped: int = 0  # records this machine wrote after the sync read them (the local write is newer)
+
+    def __post_init__(self) -> None:
+        self.forgotten_texts = self.forgotten_texts or []
+
+
+def sync_apply(location: Location, memories: Sequence[Any], tombstones: Sequence[tuple[str, int]], *,
+               started_at: float, meta: dict[str, str], expect: dict[str, str] | None = None) -> SyncApplied | None:
+    """Apply one server sync: `memories` (records changed since the last sync, any status) and `tombstones` ((id,
+    changed_at) of memories forgotten since), read from the server from `started_at` (this machine's clock) on. A
+    record this machine wrote after that is left as its write put it; a tombstone older than the record read
+    (the memory was restored since) is ignored. Then `meta` is stored (cursor, synced_at...), the cursor and
+    synced_at only moving forward. None (nothing changed) when the index is not the one `expect` describes (meta
+    values: rebuilt or moved meanwhile: the caller syncs again)."""
+    out = SyncApplied()
+    with _transaction(_connect_rw(location)) as conn:
+        have = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        if have.get("version") != INDEX_VERSION or any(have.get(k) != v for k, v in (expect or {}).items()):
+            return None
+        _ensure_tally(conn)
+
+        def local_since(mid: str) -> tuple | None:
+            return conn.execute("SELECT state, changed_at, written_at FROM known WHERE id = ?", (mid,)).fetchone()
+
+        newest: dict[str, int] = {}
+        put, drop, states = [], [], []
+        for m in memories:
+            row = local_since(m.id)
+            if row is not None and row[2] >= started_at:
+                out.skipped += 1
+                continue
+            newest[m.id] = int(getattr(m, "changed_at", 0) or 0)
+            states.append((m.id, m.status, newest[m.id]))
+            (put if m.status == "active" else drop).append(m)
+        _put(conn, put)
+        out.put = len(put)
+        out.dropped += _drop(conn, [m.id for m in drop])
+        gone = []
+        for mid, changed in tombstones:
+            row = local_since(mid)
+            if row is not None and row[2] >= started_at:
+                out.skipped += 1
+                continue
+            if newest.get(mid, -1) > int(changed or 0):
+                continue  # the record read is newer: it was restored (an explicit add) after this forget
+            gone.append(mid)
+            states.append((mid, "forgotten", int(changed or 0)))
+        if gone:
+            marks = ",".join("?" * len(gone))
+            out.forgotten_texts = [r[0] for r in conn.execute(f"SELECT text FROM memories WHERE id IN ({marks})",
+                                                              gone)]
+            out.dropped += _drop(conn, gone)
+            if out.forgotten_texts:
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('purge', '1')")  # `purge` clears it
+        _know(conn, states, 0.0)
+        out.dropped += len(_settle_races(conn, [m.replaces for m in put if getattr(m, "replaces", "")]))
+        for key, value in meta.items():
+            if key in ("sync_cursor", "synced_at"):
+                try:
+                    value = str(max(float(value), float(have.get(key) or 0)))
+                except ValueError:
+                    pass
+                if key == "sync_cursor":
+                    value = str(int(float(value)))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+    return out
+
+
+def note_meta(location: Location, values: dict[str, str]) -> None:
+    """Set meta keys of an existing index (a sync's failure, its gap flag); nothing without an index."""
+    if not index_path(location).exists():
+        return
+    conn = _connect_rw(location)
+    try:
+        conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+    finally:
+        conn.close()
+
+
+def known_ids(location: Location) -> set[str] | None:
+    """The ids of the store's records the index accounts for (`covered`'s ids); None without an index."""
+    conn = _connect_ro(location)
+    if conn is None:
+        return None
+    try:
+        return {r[0] for r in conn.execute("SELECT id FROM memories UNION SELECT id FROM known WHERE state NOT IN "
+                                           "('active', 'forgotten')")}
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+def raced(location: Location, ids: Sequence[str]) -> set[str]:
+    """Which of `ids` the index holds as the losers of a race (not to be shown); empty without an index."""
+    conn = _connect_ro(location) if ids else None
+    if conn is None:
+        return set()
+    try:
+        out: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start:start + 500])
+            out.update(r[0] for r in conn.execute(
+                f"SELECT id FROM known WHERE state = 'raced' AND id IN ({','.join('?' * len(chunk))})", chunk))
+        return out
+    except sqlite3.Error:
+        return set()
+    finally:
+        conn.close()
+
+
 def purge(location: Location) -> None:
-    """After a forget: rewrite the keyword index and the file so no page keeps a forgotten word."""
+    """After a forget: rewrite the keyword index and the file so no page keeps a forgotten word (and clear the
+    `purge` a server sync owes after dropping forgotten memories)."""
     path = index_path(location)
     if not path.exists():
         return
@@ -491,6 +681,7 @@ def purge(location: Location) -> None:
     try:
         conn.execute("INSERT INTO words(words) VALUES ('rebuild')")
         conn.execute("VACUUM")
+        conn.execute("DELETE FROM meta WHERE key = 'purge'")
     finally:
         conn.close()
     for suffix in ("-journal", "-wal"):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,9 +32,10 @@ METADATA_KEYS = (
     "restated_first_at", "restated_first_session", "restated_first_excerpt",
     "restated_last_at", "restated_last_session", "restated_last_excerpt",
     "superseded_at", "superseded_reason", "superseded_how", "pinned_at", "unpinned_at",
+    "changed_at", "replaces",
 )
 INT_KEYS = ("created_at", "updated_at", "pinned", "restated", "source_turn", "restated_first_at", "restated_last_at",
-            "superseded_at", "pinned_at", "unpinned_at")
+            "superseded_at", "pinned_at", "unpinned_at", "changed_at")
 # Evidence (automem.core.provenance): the words it was learned from and how it entered.
 EVIDENCE_KEYS = ("source_excerpt", "source_speaker", "source_role", "source_turn", "origin", "extractor")
 # History (automem.core.history), kept on the record itself, written in the call that makes the change: the first and
@@ -56,16 +59,22 @@ _KNOWN, _INTS, _ESCAPED = frozenset(METADATA_KEYS), frozenset(INT_KEYS), frozens
 # before the key existed) = the owner's profiles only; AUDIENCE_EVERYONE = the owner confirmed it for everyone (gateway
 # users too), through `automem.core.sharing.share`. Only the owner's instructions carry anything but "".
 AUDIENCE_EVERYONE = "everyone"
+# `changed_at` (milliseconds, the writer's wall clock): stamped by the store on every write of the record, whatever
+# changed (text, status, pin, a restatement). A machine's recall index follows a Chroma server by asking for what
+# changed since its last sync (automem.core.sync). Records written before the key existed carry none (read as 0).
+# `replaces`: the id of the memory this one superseded when it was written (an update), written only when set. Two
+# active memories replacing the same one are a race between machines (automem.core.convergence).
 
 # What a stored number may be. A time is seconds since 1970 up to the last second of year 9999 (what `datetime` can
 # show); a count at most a billion. A record holding more (an edited export, an older automem) is read clamped
 # (`clamp`), so one impossible number cannot stop recall (SQLite's integers end at 2^63), and `import` refuses it.
 MAX_TIMESTAMP = 253_402_300_799
+MAX_TIMESTAMP_MS = MAX_TIMESTAMP * 1000 + 999  # `changed_at` is in milliseconds
 MAX_COUNT = 10 ** 9
 COUNT_KEYS = ("restated", "source_turn")
 STRING_KEYS = ("wing", "category", "room", "profile", "scope", "added_by", "session_id", "task_id", "status",
                "superseded_by", "job", "audience", "source_speaker", "source_role", "origin", "extractor",
-               "restated_first_session", "restated_last_session", "superseded_how")
+               "restated_first_session", "restated_last_session", "superseded_how", "replaces")
 MAX_STRING_CHARS = 1024  # a metadata string automem owns (ids, scopes, rooms)
 # The free text of ESCAPED_KEYS (excerpts of what was said, why a memory was superseded) is bounded as text is: at
 # most this many characters (as text; the stored escapes are longer), secrets redacted (automem.core.provenance).
@@ -86,7 +95,8 @@ def unescape(stored: str) -> str:
 
 def upper_bound(key: str) -> int:
     """The largest value the number `key` (one of INT_KEYS, or a tombstone's forgotten_at) may hold."""
-    return 1 if key == "pinned" else MAX_COUNT if key in COUNT_KEYS else MAX_TIMESTAMP
+    return (1 if key == "pinned" else MAX_COUNT if key in COUNT_KEYS else MAX_TIMESTAMP_MS if key == "changed_at"
+            else MAX_TIMESTAMP)
 
 
 def value_problem(key: str, value: Any) -> str | None:
@@ -96,7 +106,8 @@ def value_problem(key: str, value: Any) -> str | None:
         if key == "pinned" and isinstance(value, bool):
             return None
         hi = upper_bound(key)
-        what = ("a time in whole seconds" if hi == MAX_TIMESTAMP else "a count" if key in COUNT_KEYS else "0 or 1")
+        what = ("a time in whole seconds" if hi == MAX_TIMESTAMP else "a time in milliseconds" if key == "changed_at"
+                else "a count" if key in COUNT_KEYS else "0 or 1")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return f"must be {what} from 0 to {hi}, not {type(value).__name__}"
         if value != value or not 0 <= value <= hi:  # NaN compares unequal to itself
@@ -131,6 +142,20 @@ def clamp(key: str, value: Any) -> int:
 # else gets a scope of their own: "user:<platform>:<id>" for a person, "chat:<platform>:<chat>[:<thread>]" for what
 # concerns a group chat or a thread, "session:<platform>:<key>" when the gateway said nothing about who it is.
 OWNER = ""
+
+
+_stamp_lock = threading.Lock()
+_last_stamp = 0
+
+
+def change_stamp() -> int:
+    """The `changed_at` of a write: this machine's wall clock in milliseconds, strictly increasing within the
+    process (two writes in one millisecond still differ). Machines' clocks differ: a server sync reads back a margin
+    (`server_sync_margin_s`) for that."""
+    global _last_stamp
+    with _stamp_lock:
+        _last_stamp = max(_last_stamp + 1, int(time.time() * 1000))
+        return _last_stamp
 
 
 def memory_id(profile: str, wing: str, normalised_text: str, scope: str = OWNER) -> str:
@@ -183,7 +208,11 @@ class Memory:
     superseded_how: str = ""  # update | edit | merge
     pinned_at: int = 0
     unpinned_at: int = 0
+    changed_at: int = 0
+    replaces: str = ""
     extra: dict = field(default_factory=dict)  # metadata keys automem does not own (kept through export/import)
+    # The metadata as read from the store (`from_record`), so a write sends only what changed (`changes`).
+    stored: dict | None = field(default=None, repr=False, compare=False)
 
     @property
     def category(self) -> str:
@@ -197,12 +226,30 @@ class Memory:
             created_at=int(self.created_at), updated_at=int(self.updated_at), status=self.status,
             superseded_by=self.superseded_by, job=self.job, pinned=1 if self.pinned else 0,
             restated=max(0, int(self.restated or 0)), audience=self.audience or "",
+            changed_at=max(0, int(self.changed_at or 0)),
         )
         for key in OPTIONAL_KEYS:
             value = getattr(self, key)
             if value:
                 meta[key] = escape(value) if key in ESCAPED_KEYS else value
+        if self.replaces:
+            meta["replaces"] = self.replaces
+        else:
+            meta.pop("replaces", None)
         return meta
+
+    def changes(self) -> dict[str, Any]:
+        """The metadata keys that differ from the record as read (`stored`), None for a key no longer there (Chroma
+        deletes it); every key when the memory was not read from the store. A metadata write sends only these
+        (Chroma merges them into the stored record), so a copy read before another machine's change (a pin, a
+        restatement) never writes back what that machine changed."""
+        meta = self.metadata()
+        if self.stored is None:
+            return meta
+        before = Memory.from_record(self.id, self.text, self.stored).metadata()
+        out: dict[str, Any] = {k: v for k, v in meta.items() if before.get(k) != v}
+        out.update({k: None for k in before if k not in meta})
+        return out
 
     @classmethod
     def from_record(cls, id: str, text: str, meta: dict | None, stored: bool = True) -> "Memory":
@@ -224,7 +271,17 @@ class Memory:
         known.setdefault("profile", "default")
         return cls(id=id, text=text or "", extra=meta, **known)
 
+    @classmethod
+    def read(cls, id: str, text: str, meta: dict | None) -> "Memory":
+        """`from_record` for a record read from the store: it keeps the metadata as read, for `changes`."""
+        mem = cls.from_record(id, text, meta)
+        mem.stored = dict(meta or {})
+        return mem
+
     def to_json(self) -> dict[str, Any]:
+        """The memory as `automem list --json` and `export` show it: `changed_at` is the store's sync stamp, not part
+        of the memory (an import is a write of its own, stamped then); free text unescaped."""
         out = {"id": self.id, "text": self.text, **self.metadata()}
+        out.pop("changed_at", None)
         out.update({k: getattr(self, k) for k in ESCAPED_KEYS if k in out})
         return out

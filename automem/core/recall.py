@@ -41,8 +41,17 @@ def store_generation(location: Location, config: Config) -> int | None:
 
 
 def ensure_index(location: Location, config: Config, open_store: Callable[[], Any] | None = None) -> None:
-    """Make the index reflect the store, rebuilding it (once, opening the store) when it does not."""
+    """Make the index reflect the store, rebuilding it (once, opening the store) when it does not. On a Chroma
+    server: a sync of what changed (`automem.core.sync`), waited for at most `server_wait_s`; the answer then comes
+    from the index as it is, however old."""
     gen = store_generation(location, config)
+    if gen is None:
+        from . import sync
+
+        if not index.index_path(location).exists():
+            _start_resident(location, config)  # it builds the first index too, should this process stop first
+        sync.sync_within(location, config)
+        return
     if index.is_fresh(location, gen):
         return
     if gen == 0 and not (location.chroma_dir / "chroma.sqlite3").exists():
@@ -57,6 +66,12 @@ def ensure_index(location: Location, config: Config, open_store: Callable[[], An
             store.close()
     else:
         open_store().ensure_index()
+
+
+def _start_resident(location: Location, config: Config) -> None:
+    from . import resident_client
+
+    resident_client.ensure_started(location, config)
 
 
 def load_items(location: Location, config: Config, open_store: Callable[[], Any] | None = None,
@@ -314,6 +329,34 @@ def system_prompt_block(location: Location, config: Config, open_store: Callable
 TASK_ROOM = "kanban"
 
 
+def _bounded(location: Location, config: Config, call: Callable[[], Any]) -> Any:
+    """`call()` (a warm store's recall); on a Chroma server at most `server_wait_s` waited for it. None when it
+    did not answer in time or failed: the caller answers from the local index instead."""
+    if not config.chroma_url:
+        return call()
+    import threading
+
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["out"] = call()
+        except Exception as exc:  # noqa: BLE001 - the index answers instead; the reason is logged
+            box["error"] = f"{exc.__class__.__name__}: {exc}"
+
+    started = time.monotonic()
+    worker = threading.Thread(target=run, name="automem-recall", daemon=True)
+    worker.start()
+    worker.join(config.server_wait_s)
+    if "out" in box:
+        return box["out"]
+    from ..log import log_event
+
+    log_event(location, "recall_from_index", reason=box.get("error") or "the server did not answer in time",
+              waited_ms=round((time.monotonic() - started) * 1000, 1))
+    return None
+
+
 def prefetch_block(location: Location, config: Config, query: str, *, store=None,
                    exclude: Iterable[str] = (), scopes: Sequence[str] = (OWNER,)) -> tuple[str, list[str]]:
     """(block text, ids shown) relevant to `query`: the hybrid ranking with a warm `store`, else as the root's
@@ -329,8 +372,11 @@ def prefetch_block(location: Location, config: Config, query: str, *, store=None
 
     where = {"room": {"$ne": TASK_ROOM}}
     k = max(config.recall_max_items, 5)
+    hits = None
     if store is not None:
-        hits = store.recall(query, k=k, profile=location.profile, where=where, scopes=scopes)
+        hits = _bounded(location, config, lambda: store.recall(query, k=k, profile=location.profile, where=where,
+                                                               scopes=scopes))
+    if hits is not None:
         items = select_prefetch_vector(hits, location.profile, config, exclude, query)
     elif (answered := resident_client.recall_hits(location, config, query, scopes=scopes, k=k,
                                                   where=where)) is not None:

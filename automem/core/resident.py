@@ -13,6 +13,8 @@ index's keyword match when none answers in time (then starts one for the next pr
 - Requests: {"op": "ping"} -> {"ok": true, "pid", "version"}; {"op": "recall", "query", "profile", "scopes", "k",
   "where"} -> {"ok": true, "hits": [...]}, computed by `Store.recall` (which reopens when another process wrote:
   the generation file). Anything wrong -> {"ok": false, "error": one line}; a request never ends the server.
+- On a Chroma server it also keeps the root's recall index following the server (`automem.core.sync`) every
+  `server_sync_s`, in a thread of its own, so an idle machine's index follows the other machines' changes.
 - It exits after `resident_idle_s` without requests, when a client of another automem version asks (after
   answering: the next client starts the new version), when its socket file or folder is removed, or on SIGTERM.
 
@@ -34,7 +36,7 @@ from typing import Any, Sequence
 
 from ..config import Config, load_config
 from ..log import log_event
-from ..paths import Location, profile_name_problem
+from ..paths import PACKAGE_PARENT, Location, profile_name_problem
 from ..version import __version__
 from .embeddings import SINGLE_THREAD_ENV
 from .resident_client import SPAWN_INTERVAL_S, SPAWN_STAMP, _peer_uid, ask, config_fingerprint, enabled, socket_path
@@ -121,6 +123,45 @@ class Resident:
         cfg = load_config(loc)
         self._configs[profile] = (stamp, cfg)
         return cfg
+
+    def sync_loop(self) -> None:
+        """On a Chroma server: keep this machine's recall index following the server (`automem.core.sync`) every
+        `server_sync_s` while the resident runs, so an idle machine's index drops forgotten words and shows other
+        machines' changes too. In its own thread: a slow or hung server never holds up a recall request."""
+        failing = False
+        while not self.stop.wait(self.config.server_sync_s):
+            if not self.location.automem_dir.is_dir():
+                return
+            try:
+                from . import sync
+
+                sync.sync(self.location, self.config, reconcile=True)
+            except Exception:  # noqa: BLE001 - noted in the index and logged by sync; tried again next time
+                failing = True
+                continue
+            if failing:
+                failing = False
+                self.drain_after_outage()
+
+    def drain_after_outage(self) -> None:
+        """The server answers again: work that waited for it (extraction jobs, queued `automem add`s) is drained
+        now, by a detached `automem drain` (which revives what waited in dead/), not at the next session's end."""
+        waiting = [p for d in (self.location.spool_dir, self.location.dead_dir) if d.is_dir()
+                   for p in d.glob("*.json")]
+        if not waiting:
+            return
+        import subprocess
+
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_PARENT), env.get("PYTHONPATH", "")) if p)
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "automem", "drain", "--quiet", "--single", "--wait", "90",
+                                     "--hermes-home", str(self.location.root)], start_new_session=True,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    close_fds=True, cwd="/", env=env)
+            log_event(self.location, "drainer_spawned", child=proc.pid, reason="the Chroma server answers again")
+        except OSError as exc:
+            log_event(self.location, "drainer_spawn_failed", error=_line(exc))
 
     def refresh(self) -> None:
         if not self.location.automem_dir.is_dir():
@@ -358,6 +399,8 @@ def serve(location: Location, config: Config | None = None, idle_s: float | None
 
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, on_term)
+        if config.chroma_url:
+            threading.Thread(target=resident.sync_loop, name="automem-resident-sync", daemon=True).start()
         refreshed = time.monotonic()
         while not resident.stop.is_set():
             try:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlparse
 
-from ..errors import ConfigError, StoreError
+from ..errors import ConfigError, StoreError, StoreUnavailable
 
 API = "/api/v2"
 COLLECTION = "memories"  # the same name as automem.core.store.COLLECTION (kept here so doctor needs no chromadb)
@@ -115,6 +115,14 @@ def _t(name: str) -> str:
     return quote(name, safe="")
 
 
+def heartbeat(config, timeout: float) -> bool:
+    """Whether the configured server answers a heartbeat within `timeout` seconds (never raises)."""
+    try:
+        return _request(target_of(config), "GET", "/heartbeat", timeout).status == 200
+    except Exception:  # noqa: BLE001 - a malformed URL answers nothing either
+        return False
+
+
 def refused_line(t: ServerTarget, ans: Answer) -> str:
     sent = next(iter(t.headers), None)
     how = f"the token sent as `{sent}`" if sent else "no token (automem.chroma_token is empty)"
@@ -201,7 +209,8 @@ def make_http_client(config, settings) -> Any:
     # One heartbeat with a timeout first: Chroma's client would wait forever on a server that accepts and hangs.
     ans = _request(t, "GET", "/heartbeat", timeout)
     if ans.status != 200:
-        raise StoreError(diagnose(t, timeout) or f"the Chroma server at {t.url} did not answer a heartbeat")
+        problem = diagnose(t, timeout) or f"the Chroma server at {t.url} did not answer a heartbeat"
+        raise (StoreUnavailable if unanswered(problem) or ans.status == 0 else StoreError)(problem)
     try:
         client = chromadb.HttpClient(host=t.host, port=t.port, ssl=t.ssl, headers=dict(t.headers) or None,
                                      settings=settings, tenant=t.tenant, database=t.database)
@@ -209,6 +218,28 @@ def make_http_client(config, settings) -> Any:
         raise StoreError(diagnose(t, timeout) or f"cannot use the Chroma server at {t.url}: {exc}") from None
     _set_timeout(client, timeout)
     return client
+
+
+def unanswered(problem: str | None) -> bool:
+    """Whether a `diagnose` line says the server did not answer (as opposed to answering no: a refused token, a
+    missing database), i.e. whether the same request may work later."""
+    if not problem:
+        return False
+    return problem.startswith("cannot reach the Chroma server") or (
+        " to a heartbeat" in problem and "HTTP 5" in problem)
+
+
+def failure(what: str, exc: BaseException, config) -> StoreError:
+    """A failed request to the server as one line: StoreUnavailable when the server does not answer (worth a
+    retry), StoreError otherwise."""
+    try:
+        t = target_of(config)
+        problem = diagnose(t, timeout=CONNECT_TIMEOUT_S)
+    except Exception:
+        problem = None
+    line = f"{what}: {problem or f'{exc.__class__.__name__}: {exc}'}"
+    timed_out = "timeout" in exc.__class__.__name__.lower() or "timed out" in str(exc).lower()
+    return (StoreUnavailable if unanswered(problem) or timed_out else StoreError)(line)
 
 
 def explain(exc: BaseException, config) -> str:

@@ -23,7 +23,7 @@ from ..config import Config, load_config
 from ..errors import AutomemError, StoreError
 from ..paths import Location, make_private, write_private
 from .forgetting import Forgetting
-from .memory import HELD, METADATA_KEYS, OPTIONAL_KEYS, Memory
+from .memory import HELD, METADATA_KEYS, OPTIONAL_KEYS, Memory, change_stamp
 from .visibility import OWNER, matches, visible_where
 
 COLLECTION = "memories"
@@ -192,7 +192,7 @@ class Store(Forgetting):
 
                 log_event(self.location, "schema_migrated", to=SCHEMA_VERSION, memories=fixed)
         except Exception as exc:  # an old store stays readable for the owner's paths that do not filter on scope
-            raise StoreError(f"cannot upgrade the store to schema {SCHEMA_VERSION}: {self._explain(exc)}") from None
+            raise self._failure(f"cannot upgrade the store to schema {SCHEMA_VERSION}", exc) from None
         finally:
             if lock is not None and lock.is_locked:
                 lock.release()
@@ -246,17 +246,22 @@ class Store(Forgetting):
                 pass
 
     def ensure_index(self) -> bool:
-        """Rebuild the recall index from the store when it does not reflect it (another generation, or, on the
-        embedded store, not every record counted: `index_gap`). Returns whether it rebuilt."""
+        """Make the recall index reflect the store: on the embedded store rebuild it when it does not (another
+        generation, or not every record counted: `index_gap`); on a server sync it (`automem.core.sync`: what changed
+        since the last sync) when its last sync is older than `server_sync_s`. Returns whether it changed anything."""
         from . import index
 
-        if self.backend == "embedded":
-            self.refresh()  # opening (after another process wrote) checks what the index covers: `_check_index`
-        gen = self.generation() if self.backend == "embedded" else None
+        if self.backend == "server":
+            from . import sync
+
+            report = sync.sync(self.location, self.config, reconcile=True)
+            return bool(report.full or report.applied)
+        self.refresh()  # opening (after another process wrote) checks what the index covers: `_check_index`
+        gen = self.generation()
         if index.is_fresh(self.location, gen) and self.index_gap() is None:
             return False
         with self.lock():
-            gen = self.generation() if self.backend == "embedded" else None
+            gen = self.generation()
             if index.is_fresh(self.location, gen) and self.index_gap() is None:
                 return False
             self.rebuild_index()
@@ -267,9 +272,13 @@ class Store(Forgetting):
         indexed."""
         from . import index
 
+        if self.backend == "server":  # every record read again from the server (`automem.core.sync`)
+            from . import sync
+
+            sync.sync(self.location, self.config, force=True, full=True)
+            return len(index.items(self.location))
         with self.lock():
-            gen = self.generation() if self.backend == "embedded" else None
-            return index.rebuild(self.location, self.iter_records(), str(gen) if gen is not None else "server")
+            return index.rebuild(self.location, self.iter_records(), str(self.generation()))
 
     def index_gap(self) -> tuple[int, int] | None:
         """(ids the index accounts for, records in the store) when an index that calls itself current for this
@@ -447,11 +456,11 @@ class Store(Forgetting):
                 res = self.collection.query(query_embeddings=[list(embedding)], n_results=n, where=where or None,
                                             include=include)
             except Exception as exc:
-                raise StoreError(f"search failed: {self._explain(exc)}") from None
+                raise self._failure("search failed", exc) from None
             self._tidy_after_read()
         if ids_only:
             return [(i, float(dist)) for i, dist in zip(res["ids"][0], res["distances"][0])]
-        return [(Memory.from_record(i, d, m), float(dist)) for i, d, m, dist in
+        return [(Memory.read(i, d, m), float(dist)) for i, d, m, dist in
                 zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])]
 
     def _nearest_by_index(self, embedding: Sequence[float], k: int, flt: dict) -> list[tuple[Memory, float]] | None:
@@ -503,10 +512,13 @@ class Store(Forgetting):
             try:
                 self.ensure_index()  # before the vector half: it reads visibility there too
                 indexed = True
-            except AutomemError:
-                pass  # no index: the vector half alone
+            except AutomemError:  # no index: the vector half alone; a server's index that could not sync: as is
+                indexed = self.backend == "server" and index.index_path(self.location).exists()
         vector_hits = self.search(embedding=embedding, k=pool, profile=profile, wing=wing, wings=wings, where=where,
                                   scopes=scopes)
+        if self.backend == "server":  # a race's loser, still active on the server, is not shown (convergence)
+            lost = index.raced(self.location, [m.id for m, _ in vector_hits])
+            vector_hits = [(m, d) for m, d in vector_hits if m.id not in lost]
         keyword_hits: list[tuple[Memory, float, float]] = []
         if indexed:
             try:
@@ -534,7 +546,7 @@ class Store(Forgetting):
                     ids=[item.id for item, _ in found], include=["documents", "metadatas", "embeddings"]))
             q = np.asarray(embedding, dtype=np.float32)
             for i, d, m, e in zip(res["ids"], res["documents"], res["metadatas"], res["embeddings"]):
-                records[i] = Memory.from_record(i, d, m)
+                records[i] = Memory.read(i, d, m)
                 if i in missing:
                     dists[i] = float(1.0 - float(np.dot(q, np.asarray(e, dtype=np.float32))))
         return [(records[item.id], score, dists[item.id]) for item, score in found
@@ -546,7 +558,7 @@ class Store(Forgetting):
             return []
         with self._thread_lock:
             res = self._read("read", lambda: self.collection.get(ids=list(ids), include=["documents", "metadatas"]))
-        found = {i: Memory.from_record(i, d, m) for i, d, m in zip(res["ids"], res["documents"], res["metadatas"])}
+        found = {i: Memory.read(i, d, m) for i, d, m in zip(res["ids"], res["documents"], res["metadatas"])}
         return [found[i] for i in ids if i in found]
 
     def iter_records(self, where: dict | None = None, page: int = _PAGE) -> Iterator[Memory]:
@@ -559,7 +571,7 @@ class Store(Forgetting):
             if not res["ids"]:
                 return
             for i, d, m in zip(res["ids"], res["documents"], res["metadatas"]):
-                yield Memory.from_record(i, d, m)
+                yield Memory.read(i, d, m)
             if len(res["ids"]) < page:
                 return
             offset += page
@@ -596,7 +608,7 @@ class Store(Forgetting):
         except AutomemError:  # already one line (a config or store problem found while opening)
             raise
         except Exception as exc:
-            raise StoreError(f"{what} failed: {self._explain(exc)}") from None
+            raise self._failure(f"{what} failed", exc) from None
 
     # -- writes (callers hold `lock()`; the write path is the only caller for new memories) -----------------
     def write_records(self, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]]) -> None:
@@ -613,6 +625,9 @@ class Store(Forgetting):
                 # rewritten by the later copy. Stored ids are replaced on purpose (restoring a forgotten memory,
                 # import), so they are upserted.
                 present = set(self._collection.get(ids=[m.id for m in memories], include=[])["ids"])
+                stamp = change_stamp()
+                for m in memories:
+                    m.changed_at = stamp
                 self._index(put=memories)
                 fresh = [i for i, m in enumerate(memories) if m.id not in present]
                 stored = [i for i, m in enumerate(memories) if m.id in present]
@@ -628,46 +643,76 @@ class Store(Forgetting):
             except AutomemError:
                 raise
             except Exception as exc:
-                raise StoreError(f"write failed: {self._explain(exc)}") from None
+                raise self._failure("write failed", exc) from None
+            for m in memories:
+                m.stored = m.metadata()
             self._wrote()
 
-    def update_metadata(self, memories: Sequence[Memory]) -> None:
-        """Write back changed metadata (status, superseded_by, updated_at) of existing memories.
+    def update_metadata(self, memories: Sequence[Memory]) -> list[tuple[Memory, Memory]]:
+        """Write back changed metadata (status, superseded_by, updated_at, pinned, restated...) of existing memories:
+        only the keys that changed since they were read (`Memory.changes`; Chroma merges them into the stored
+        record), so a copy read before another machine's change never writes back what that machine changed (a pin
+        stays when another machine restates the memory at the same moment).
 
         A memory whose stored status has meanwhile become forgotten (or superseded) is not moved back to active
         (or from forgotten to superseded): only a stale copy read before another writer's change would do that,
         and on a Chroma server the file lock does not keep other machines' writers out. Restoring a memory on
-        purpose goes through `add`.
+        purpose goes through `add`. Nor is a memory that another writer superseded meanwhile superseded again by
+        something else: such pairs are returned, (this write's copy, the stored record), for the caller to settle
+        as a race (`automem.core.convergence`).
         """
         if not memories:
-            return
+            return []
         with self.lock():
             try:
-                ids = list(dict.fromkeys(m.id for m in memories))
-                res = self._read("read", lambda: self.collection.get(ids=ids, include=["metadatas"]))
-                stored = {i: dict(meta or {}) for i, meta in zip(res["ids"], res["metadatas"])}  # as stored
-                keep = [m for m in memories if m.id in stored
-                        and _STATUS_RANK.get(m.status, 0) >= _STATUS_RANK.get(stored[m.id].get("status"), 0)]
-                if keep:
-                    self._index(put=keep)
-                    # Only the keys that differ from what is stored (not from what was read: a value read clamped
-                    # is written back): Chroma merges metadata on update, and its cost grows with what it is sent
-                    # (a restatement changes 3 keys of some 20, an excerpt among the rest).
-                    changes = [(m.id, _changed(stored[m.id], m.metadata())) for m in keep]
-                    changes = [(i, c) for i, c in changes if c]
-                    if changes:
-                        self._collection.update(ids=[i for i, _ in changes], metadatas=[c for _, c in changes])
-                if len(keep) < len(memories):
+                stored = {m.id: m for m in self.get([m.id for m in memories])}
+                keep, conflicts = [], []
+                for m in memories:
+                    now = stored.get(m.id)
+                    if now is None or _STATUS_RANK.get(m.status, 0) < _STATUS_RANK.get(now.status, 0):
+                        continue
+                    if (m.status == "superseded" and now.status == "superseded" and now.superseded_by
+                            and m.superseded_by != now.superseded_by):
+                        conflicts.append((m, now))
+                        continue
+                    keep.append(m)
+                stamp = change_stamp()
+                writes, merged = [], []
+                for m in keep:
+                    m.changed_at = stamp
+                    changes = m.changes()
+                    if set(changes) <= {"changed_at"}:
+                        continue  # nothing but the stamp: nothing to write
+                    writes.append((m, changes))
+                    base = stored[m.id].stored or {}
+                    after = {k: v for k, v in {**base, **changes}.items() if v is not None}
+                    merged.append(Memory.read(m.id, stored[m.id].text, after))
+                if writes:
+                    self._index(put=merged)  # what the store holds after this write, not this copy
+                    self._collection.update(ids=[m.id for m, _ in writes], metadatas=[c for _, c in writes])
+                    for (m, _), after in zip(writes, merged):
+                        m.stored = dict(after.stored or {})
+                skipped = sorted({m.id for m in memories} - {m.id for m in keep} - {m.id for m, _ in conflicts})
+                if skipped or conflicts:
                     from ..log import log_event
 
-                    log_event(self.location, "stale_update_skipped",
-                              ids=sorted({m.id for m in memories} - {m.id for m in keep}),
+                    log_event(self.location, "stale_update_skipped", ids=skipped,
+                              superseded_elsewhere=[m.id for m, _ in conflicts],
                               reason="another writer changed their status first")
             except AutomemError:
                 raise
             except Exception as exc:
-                raise StoreError(f"write failed: {self._explain(exc)}") from None
+                raise self._failure("write failed", exc) from None
             self._wrote()
+        return conflicts
+
+    def replacing(self, ids: Sequence[str]) -> list[Memory]:
+        """The active memories that replaced any of `ids` when they were written (`replaces`): more than one for
+        the same id is a race between machines (automem.core.convergence)."""
+        if not ids:
+            return []
+        flt = {"$and": [{"replaces": {"$in": sorted(set(ids))}}, {"status": "active"}]}
+        return list(self.iter_records(where=flt))
 
     def drop_held(self, ids: Sequence[str]) -> list[str]:
         """Take memories held for review out of the store once they are settled: accepted (`automem review
@@ -681,7 +726,7 @@ class Store(Forgetting):
                 try:
                     self._collection.delete(ids=gone)
                 except Exception as exc:
-                    raise StoreError(f"write failed: {self._explain(exc)}") from None
+                    raise self._failure("write failed", exc) from None
                 self._wrote()
         return gone
 
@@ -692,6 +737,13 @@ class Store(Forgetting):
             return explain(exc, self.config)
         return str(exc)
 
+    def _failure(self, what: str, exc: BaseException) -> StoreError:
+        """A failed Chroma call as one line; on a server that does not answer, a StoreUnavailable (worth a retry)."""
+        if self.backend == "server":
+            from .server import failure
+
+            return failure(what, exc, self.config)
+        return StoreError(f"{what}: {exc}")
 
     def import_memories(self, memories: Sequence[Memory], batch: int = 256) -> int:
         """Store memories exactly as given (ids, text, every metadata field), re-embedding their text (a large
@@ -745,16 +797,11 @@ def read_generation(location: Location) -> int:
         return 0
 
 
-def _changed(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """The keys of `after` whose values differ from `before` (what an update must send)."""
-    return {k: v for k, v in after.items() if k not in before or before[k] != v}
-
-
 def _rewritten(memory: Memory) -> dict[str, Any]:
     """The metadata of a record written over a stored one (Chroma merges metadata on upsert): the optional keys this
     memory does not have are deleted (None), so a restored memory carries no evidence or history of its old self."""
     meta: dict[str, Any] = memory.metadata()
-    meta.update({k: None for k in OPTIONAL_KEYS if k not in meta})
+    meta.update({k: None for k in OPTIONAL_KEYS + ("replaces",) if k not in meta})
     return meta
 
 

@@ -36,7 +36,7 @@ from typing import Callable, Sequence
 from ..errors import UsageError
 from ..log import log_event
 from ..text import redact_secrets, scrub_surrogates, validate
-from . import history
+from . import convergence, history
 from .analysis import analyse, changed_values, changes_a_value, overlap, polarity_flipped
 from .dedup import Neighbour, Question, Thresholds, Verdict, compare, decide, settle
 from .erase import forgotten_since
@@ -66,6 +66,7 @@ RELATED_TO = "related_to"
 # ...and one the judge compared with its neighbours and kept as new carries their ids here, so a later replay of the
 # rules (`automem compact`) never merges what the judge kept apart.
 JUDGED_NEW = "judged_new"
+RACED = "raced: another machine changed the same fact at the same time; the later change stays current"
 # A fact and a standing rule are close kin (the extractor and the screening may file one value in either): an update
 # filed in one of them also supersedes the old value in the other, of the same profile and scope.
 SIBLING_WING = {"user": "instruction", "instruction": "user"}
@@ -586,13 +587,24 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
         if verdict.action == "update":
             old = current(verdict.matched_id)
             gone: list[str] = []
+            reason = verdict.reason
             if old is not None and old.status == "active":
+                mem.replaces = old.id
                 copies = _old_copies(store, plan.text, mem.id, cand, old, plan.neighbours, answers, thresholds,
                                      current)
                 for m in [old] + copies:
                     supersede(m, mem.id, verdict.reason)
                     gone.append(m.id)
-            out.append(decision("update", mem.id, verdict.reason, gone))
+            elif old is not None and old.status == "superseded" and old.id not in adds:
+                # Another machine changed this fact after this write decided: its value and ours raced.
+                mem.replaces = old.id
+                rival = _head(current, old)
+                if rival is not None and rival.id != mem.id and rival.id not in adds:
+                    win, _ = convergence.settle([mem, rival])
+                    loser = rival if win is mem else mem
+                    supersede(loser, win.id, RACED)
+                    reason += f"; raced with {rival.id} (changed elsewhere meanwhile): the later change stays current"
+            out.append(decision("update", mem.id, reason, gone))
         else:
             out.append(decision("new", mem.id, verdict.reason))
 
@@ -616,10 +628,11 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
 
     if adds:
         store.write_records([m for m, _ in adds.values()], [v for _, v in adds.values()])
-    if dirty:
-        store.update_metadata([changed[i] for i in dirty if i in changed])
+    conflicts = store.update_metadata([changed[i] for i in dirty if i in changed]) if dirty else []
     if held_done:
         store.drop_held(held_done)
+    replaced = [m.replaces for m, _ in adds.values() if m.replaces and m.status == "active"]
+    _converge(store, replaced, conflicts, now)
     return out
 
 
@@ -763,6 +776,7 @@ def edit(store, memory_id: str, text: str, *, profile: str | None = None, scopes
                 setattr(target, key, getattr(old, key))
             for key, value in history.carried_history(old).items():
                 setattr(target, key, value)
+            target.replaces = old.id  # a new value of the same fact, as an update's (server mode's races)
             action, why, how = "update", "edited", "edit"
             changed = []
             store.write_records([target], [vector])  # an explicit correction: a tombstone of these words is cleared
@@ -796,3 +810,47 @@ def _editable(store, memory_id: str, profile: str | None, scopes: Sequence[str] 
         raise UsageError(f"{memory_id} is no longer active: it was superseded by {old.superseded_by or '?'}; "
                          f"edit that one (`automem show {memory_id}` shows the chain)")
     return old
+
+
+def _head(current: Callable[[str | None], Memory | None], old: Memory, limit: int = 8) -> Memory | None:
+    """The current value a superseded memory leads to (following `superseded_by`), None when the chain ends in
+    nothing active."""
+    seen = {old.id}
+    mem: Memory | None = old
+    for _ in range(limit):
+        if mem is None or mem.status == "active":
+            return mem
+        nxt = mem.superseded_by
+        if not nxt or nxt in seen:
+            return None
+        seen.add(nxt)
+        mem = current(nxt)
+    return None
+
+
+def _converge(store, replaced: Sequence[str], conflicts: Sequence[tuple[Memory, Memory]], now: int) -> None:
+    """After this write's updates landed: the memories it replaced that another machine replaced too, at the same
+    moment (no lock spans machines), leave one current value (`automem.core.convergence`: the later change wins,
+    the other is superseded by it, both stay in the history). Each writer looks after its own write, so of two that
+    raced at least the later one sees the other; both settle the same way."""
+    if not replaced and not conflicts:
+        return
+    groups: dict[str, dict[str, Memory]] = {}
+    if store.backend == "server" and replaced:
+        for m in store.replacing(replaced):
+            groups.setdefault(m.replaces, {})[m.id] = m
+    for mine, stored in conflicts:  # superseded meanwhile by a value that may not name what it replaced
+        found = {m.id: m for m in store.get([mine.superseded_by, stored.superseded_by])}
+        group = groups.setdefault(mine.id, {})
+        group.update({i: m for i, m in found.items() if m.status == "active"})
+    losers: list[Memory] = []
+    for target, rivals in groups.items():
+        if len(rivals) < 2:
+            continue
+        win, lose = convergence.settle(list(rivals.values()))
+        for m in lose:
+            history.supersede(m, win.id, RACED, "update", now)
+        losers += lose
+        log_event(store.location, "race_settled", replaced=target, current=win.id, superseded=[m.id for m in lose])
+    if losers:
+        store.update_metadata(losers)

@@ -284,6 +284,39 @@ def in_user_words(backend: str, wing: str, text: str, user_texts: Sequence[str],
     return supported(text, user_texts)
 
 
+# -- memories queued by `automem add` while the server did not answer ----------------------------------------------
+_CANDIDATE_FIELDS = ("text", "wing", "profile", "room", "scope", "added_by", "session_id", "task_id")
+
+
+def queue_adds(location: Location, candidates: Sequence[Any], *, judge: bool = True) -> str:
+    """Put memories the store could not take now (the Chroma server did not answer) in the spool, as one job that
+    every drainer retries until the server answers (`automem.extract.spool`). Returns the job id."""
+    from .spool import add_job_id
+
+    rows = [{f: getattr(c, f) for f in _CANDIDATE_FIELDS} for c in candidates]
+    at = time.time()
+    job = Job(id=add_job_id(rows, at), profile=candidates[0].profile if candidates else location.profile,
+              transcript=[], origin="cli" if judge else "cli-no-judge", kind="add", candidates=rows, created_at=at)
+    enqueue_job(location, job)
+    log_event(location, "add_queued", job=job.id, memories=len(rows))
+    return job.id
+
+
+def candidates_of(job: Job) -> list:
+    """The write path's candidates of a queued `add` job."""
+    from ..core.write_path import Candidate
+
+    out = []
+    for row in job.candidates:
+        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+            raise AutomemError(f"job {job.id}: a queued memory without text")
+        cand = Candidate(**{f: str(row[f]) for f in _CANDIDATE_FIELDS if f in row})
+        # typed in by the owner (or for a person, `--user`): the words are the memory itself
+        cand.evidence = Evidence(speaker=cand.scope or OWNER_SPEAKER, role="user", origin="cli")
+        out.append(cand)
+    return out
+
+
 # -- P1 and one job ------------------------------------------------------------------------------------------
 class Pipeline:
     """What the drainer needs across jobs: the store (opened once), the configs and backends per profile."""
@@ -323,6 +356,8 @@ class Pipeline:
         """Run one job; raises on failure (the spool records it and backs off)."""
         from ..core.write_path import Candidate, remember
 
+        if job.kind == "add":
+            return self.process_add(job, details)
         config = self.config_for(job.profile)
         transcript = Transcript.from_json(job.transcript)
         backend = self.backend_for(job)
@@ -362,6 +397,19 @@ class Pipeline:
             next_max_tokens = config.extract_max_tokens * 2 ** min(cut_before + 1, MAX_TOKEN_DOUBLINGS)
             raise llm_error(f"{TRUNCATED} after {len(pairs)} memories (stored); extracting again for the rest "
                             f"with max_tokens {next_max_tokens}", True, retry_after=0.0)
+        return decisions
+
+    def process_add(self, job: Job, details: dict) -> list:
+        """Memories `automem add` queued while the Chroma server did not answer: through the write path now, as the
+        command would have written them (the judge its config chooses, when it asked for one)."""
+        from ..core.write_path import remember
+
+        cands = candidates_of(job)
+        config = self.config_for(job.profile)
+        judge = judge_for(Location(self.location.root, job.profile), config, origin="cli", details=details) \
+            if job.origin != "cli-no-judge" else None
+        decisions = remember(self.store, cands, judge=judge)
+        details["decisions"] = [d.to_json() for d in decisions]
         return decisions
 
     def close(self) -> None:

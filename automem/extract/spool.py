@@ -8,6 +8,14 @@ attempt is counted when it is claimed, so a drainer killed mid-job leaves a job 
 and, after `spool_max_attempts`, moved to `dead/` rather than retried forever. Failed jobs back off exponentially
 (or as the server's Retry-After says); `dead/` jobs are kept for `automem drain --retry-dead`.
 
+A job that failed because the Chroma server did not answer (`StoreUnavailable`: down, unreachable, hung) is not
+at fault: such attempts are not counted; it is retried with the same back-off for `spool_outage_hours`, then waits
+in `dead/` marked `waiting_for_server`, and every drainer puts it back in the spool (due at once, as are the jobs
+still backing off from the outage) as soon as the server answers a heartbeat again (`after_outage`).
+
+Besides extraction jobs (`kind` "extract": a transcript), the spool holds memories `automem add` could not store
+because the server did not answer (`kind` "add": the candidates, written through the write path when it answers).
+
 Drainers: `drain()` (one pass, optionally waiting for jobs that come due soon), `BackgroundDrainer` (a thread for
 long-lived processes such as the gateway) and `spawn_detached_drainer()` (a process in its own session for one-shot
 `hermes chat -q` runs, which outlives its parent).
@@ -28,7 +36,7 @@ from typing import Any, Callable, Collection
 
 from ..config import Config
 from ..core.erase import jobs_lock, prune_guard
-from ..errors import AutomemError, LLMError
+from ..errors import AutomemError, LLMError, StoreUnavailable
 from ..log import log_event
 from ..paths import PACKAGE_PARENT, Location, ensure_private_dir, open_private
 from ..text import redact_secrets, scrub_surrogates
@@ -54,6 +62,11 @@ class Job:
     last_error: str = ""
     errors: list = field(default_factory=list)  # the last attempts' [time, error]
     version: int = JOB_VERSION
+    kind: str = "extract"  # extract: a transcript | add: `candidates` the CLI could not store (server down)
+    candidates: list = field(default_factory=list)  # kind add: the write path's Candidate fields, one dict each
+    outage_since: float = 0.0  # the first failure of the current outage of the Chroma server (0: none)
+    outage_retries: int = 0  # failed attempts during that outage (not counted in `attempts`)
+    waiting_for_server: bool = False  # in dead/ after spool_outage_hours of outage: revived when it answers
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -213,9 +226,17 @@ def move_to_dead(location: Location, job: Job, error: str) -> None:
         pass
 
 
-def revive_dead(location: Location, ids: Collection[str] | None = None) -> list[str]:
+def add_job_id(candidates: list, at: float) -> str:
+    """The id of `automem add`'s queued memories: one per command (the same memories added twice while the server
+    is away are two adds, as they would have been with it)."""
+    payload = json.dumps([candidates, at], ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return "a_" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
+
+
+def revive_dead(location: Location, ids: Collection[str] | None = None, *, outage_over: bool = False) -> list[str]:
     """Move every dead job (or those of `ids`) back into the spool with a fresh attempt budget (`automem drain
-    --retry-dead`, the dashboard's retry)."""
+    --retry-dead`, the dashboard's retry; `outage_over`: the server answers again, and the job keeps when its
+    outage began, for the log)."""
     revived = []
     ensure_spool(location)
     with jobs_lock(location):
@@ -223,6 +244,9 @@ def revive_dead(location: Location, ids: Collection[str] | None = None) -> list[
             if ids is not None and job.id not in ids:
                 continue
             job.attempts, job.next_attempt_at = 0, 0.0
+            job.outage_retries, job.waiting_for_server = 0, False
+            if not outage_over:
+                job.outage_since = 0.0
             write_atomic(job_path(location, job.id), job.to_json())
             try:
                 os.unlink(job_path(location, job.id, dead=True))
@@ -407,6 +431,9 @@ def process_one(location: Location, config: Config, job: Job, process: Processor
                     job.transcript, job.errors = on_disk.transcript, on_disk.errors
                 job.errors = (job.errors + [[round(time.time(), 3), error]])[-_HISTORY:]
                 job.last_error = error
+                if isinstance(exc, StoreUnavailable):
+                    return _outage(location, config, job, details, error, report)
+                job.outage_since, job.outage_retries = 0.0, 0
                 if not retryable or job.attempts >= config.spool_max_attempts:
                     why = "not retryable" if not retryable else f"gave up after {job.attempts} attempts"
                     move_to_dead(location, job, f"{why}: {error}")
@@ -419,12 +446,78 @@ def process_one(location: Location, config: Config, job: Job, process: Processor
             _log_job(location, job, "retry", details, error, report)
             return "retry"
         details.setdefault("job_ms", round((time.monotonic() - start) * 1000, 1))
+        if job.outage_since:
+            details["after_outage_s"] = round(time.time() - job.outage_since, 1)
         mark_done(location, job)
         finished = True
         _log_job(location, job, "done", details, "", report)
         return "done"
     finally:
         lock.release(remove=finished)
+
+
+def _outage(location: Location, config: Config, job: Job, details: dict, error: str,
+            report: DrainReport | None) -> str:
+    """The Chroma server did not answer: not the job's fault, so the attempt is not counted. Retried with back-off
+    for spool_outage_hours, then kept in dead/ until the server answers again (`after_outage`)."""
+    now = time.time()
+    job.attempts = max(0, job.attempts - 1)
+    job.outage_since = job.outage_since or now
+    job.outage_retries += 1
+    if now - job.outage_since >= config.spool_outage_hours * 3600.0:
+        job.waiting_for_server = True
+        move_to_dead(location, job, f"the Chroma server has not answered for {config.spool_outage_hours:g} h "
+                                    f"(retried when it answers again): {error}")
+        details["waiting_for_server"] = True
+        _log_job(location, job, "dead", details, error, report)
+        return "dead"
+    delay = backoff_seconds(job.outage_retries, config)
+    job.next_attempt_at = now + delay
+    write_atomic(job_path(location, job.id), job.to_json())
+    details["retry_in_s"] = round(delay, 3)
+    details["outage_for_s"] = round(now - job.outage_since, 1)
+    _log_job(location, job, "retry", details, error, report)
+    return "retry"
+
+
+def server_answers(config: Config) -> bool:
+    """Whether the configured Chroma server answers a heartbeat now (True for the embedded store)."""
+    if not config.chroma_url:
+        return True
+    from ..core.server import diagnose, target_of
+
+    try:
+        return diagnose(target_of(config), timeout=min(5.0, config.chroma_timeout)) is None
+    except AutomemError:
+        return False
+
+
+def after_outage(location: Location, config: Config, now: float | None = None) -> list[str]:
+    """When the server answers again: the jobs that waited out an outage in dead/ go back to the spool, and the
+    ones still backing off from it are due at once. Returns their ids (nothing asked of the server when no job
+    waits for it)."""
+    waiting = [j for j in dead_jobs(location) if j.waiting_for_server]
+    backing_off = [j for j in pending_jobs(location) if j.outage_since]
+    if not (waiting or backing_off) or not server_answers(config):
+        return []
+    now = time.time() if now is None else now
+    revived = revive_dead(location, {j.id for j in waiting}, outage_over=True) if waiting else []
+    for job in backing_off:
+        lock = JobLock(location, job.id)
+        if not lock.try_acquire():
+            continue
+        try:
+            with jobs_lock(location):
+                current = read_job(job_path(location, job.id))
+                if current is not None and current.outage_since and current.next_attempt_at > now:
+                    current.next_attempt_at = now
+                    write_atomic(job_path(location, job.id), current.to_json())
+                    revived.append(job.id)
+        finally:
+            lock.release()
+    if revived:
+        log_event(location, "server_back", jobs=revived)
+    return revived
 
 
 def _log_job(location: Location, job: Job, status: str, details: dict, error: str,
@@ -444,6 +537,8 @@ def drain(location: Location, config: Config, process: Processor, *, retry_dead:
     report = DrainReport()
     if retry_dead:
         report.revived = len(revive_dead(location))
+    else:
+        report.revived = len(after_outage(location, config))
     deadline = time.monotonic() + max(0.0, wait_seconds)
     _cleanup_done(location, time.time())
     cleanup_leftovers(location, config)
@@ -499,6 +594,8 @@ def spool_stats(location: Location) -> dict:
         "spool_oldest_age_s": round(now - min(j.created_at for j in jobs), 1) if jobs else 0,
         "dead_jobs": len(dead),
         "dead_last_errors": [f"{j.id}: {j.last_error}" for j in dead[-3:]],
+        "waiting_for_server": sum(1 for j in jobs if j.outage_since) + sum(1 for j in dead if j.waiting_for_server),
+        "queued_adds": sum(1 for j in jobs if j.kind == "add"),
     }
 
 

@@ -115,6 +115,10 @@ class WorkerRecall:
         finally:
             self._done.set()
 
+    @property
+    def ready(self) -> bool:
+        return self._done.is_set()
+
     def block(self, timeout: float = FIRST_TURN_WAIT_S + 5) -> str:
         """The block, waiting at most `timeout` s; logs what the wait cost the first turn."""
         start = time.perf_counter()
@@ -158,8 +162,28 @@ def hook_first_turn(hermes_home: str | None = None, env: Mapping[str, str] | Non
         return None
     if _worker_recall is None or _worker_recall.task_id != task_id:
         hook_worker_start(hermes_home, env)
+    if _worker_recall is not None and not _worker_recall.ready and not _server_answers(_worker_recall.location):
+        log_event(_worker_recall.location, "kanban_recall_skipped", task_id=task_id,
+                  reason="the Chroma server did not answer within server_wait_s")
+        return None
     block = _worker_recall.block() if _worker_recall is not None else ""
     return {"context": block} if block else None
+
+
+def _server_answers(location: Location) -> bool:
+    """On a Chroma server: whether it answers a heartbeat within `server_wait_s` (a down or hung server must not
+    hold a worker's first turn for the block's whole wait); True for the embedded store."""
+    try:
+        from ..config import load_config
+
+        config = load_config(location)
+        if not config.chroma_url:
+            return True
+        from ..core.server import heartbeat
+
+        return heartbeat(config, config.server_wait_s)
+    except AutomemError:
+        return False
 
 
 def hook_task_ended(event: str, hermes_home: str | None = None, env: Mapping[str, str] | None = None,

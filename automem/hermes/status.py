@@ -13,7 +13,7 @@ import os
 import time
 
 from ..config import Config, load_config
-from ..core import index
+from ..core import index, sync
 from ..core.memory import WINGS
 from ..core.recall import store_generation
 from ..errors import AutomemError
@@ -40,7 +40,25 @@ def status_config(hermes_home: str | os.PathLike | None) -> dict:
     out["last extraction"] = describe_job(last_job(loc))
     out["store"] = (f"Chroma server {cfg.chroma_url} ({cfg.chroma_tenant}/{cfg.chroma_database})" if cfg.chroma_url
                     else f"{loc.chroma_dir} (embedded ChromaDB)")
+    if cfg.chroma_url:
+        out["server sync"] = describe_sync(sync.staleness(loc, cfg), cfg)
     return out
+
+
+def describe_sync(state: dict, cfg: Config) -> str:
+    """How current this machine's copy of the server's memories is (what sessions answer from)."""
+    age = state.get("age_s")
+    if age is None:
+        text = "never synced (no local index yet)"
+    else:
+        when = time.strftime("%H:%M:%S", time.localtime(state["synced_at"]))
+        text = f"{_age(age)} ago (at {when}); synced every {cfg.server_sync_s:g} s while sessions or the resident run"
+    if state.get("error"):
+        since = state.get("failing_since") or 0
+        how_long = f" for {_age(time.time() - since)}" if since else ""
+        text += (f"; the server has not answered{how_long}: {state['error']} (sessions answer from the local index, "
+                 f"{_age(age) + ' old' if age is not None else 'empty'})")
+    return text
 
 
 def describe_backend(cfg: Config) -> dict:
@@ -67,8 +85,11 @@ def memory_counts(loc: Location, cfg: Config) -> dict | None:
         return None
     counts = index.counts(loc)
     gen = store_generation(loc, cfg)
+    if gen is None:  # a server's index: as of its last sync
+        built_at = index.synced_at(index.meta_of(loc))
     return {"owner": counts["owner"], "others": counts["others"], "capped": False,
-            "fresh": index.is_fresh(loc, gen), "built_at": built_at, "waiting": index.count_waiting(loc)}
+            "fresh": index.is_fresh(loc, gen, max_age=cfg.server_sync_s), "built_at": built_at,
+            "waiting": index.count_waiting(loc)}
 
 
 def describe_memories(loc: Location, cfg: Config, snap: dict | None) -> dict:
@@ -110,6 +131,9 @@ def describe_spool(loc: Location) -> dict:
     dead = stats["dead_jobs"]
     dead_text = str(dead) if not dead else \
         f"{dead} (fix the cause, then `automem drain --retry-dead`; last: {stats['dead_last_errors'][-1]})"
+    if stats.get("waiting_for_server"):
+        text += (f"; {stats['waiting_for_server']} waiting for the Chroma server (retried as soon as it answers)"
+                 + (f", {stats['queued_adds']} of them `automem add`" if stats.get("queued_adds") else ""))
     return {"spool": text, "dead jobs": dead_text}
 
 

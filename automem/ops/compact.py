@@ -8,7 +8,11 @@ one-second `created_at` do not matter), each active memory against the memories 
 written and are visible to it (same wing; its own profile, or any profile in a shared wing):
 
 - the pair is a **duplicate** -> the older stays, the newer becomes `superseded` with `superseded_by` = the older;
-- the pair is an **update** -> the older becomes `superseded` with `superseded_by` = the newer.
+- the pair is an **update** -> the older becomes `superseded` with `superseded_by` = the newer;
+- two active memories **replaced the same one** (two machines changed one fact at once: both name it in
+  `replaces`, or, for records written before that key, the replay finds this one updating a value that a later
+  write, which did not see it, superseded too) -> the later change stays current, the other is superseded by it
+  (`automem.core.convergence`).
 
 "Alive when it was written" includes memories superseded later (by the memory that superseded them, which comes
 after) and memories forgotten later, so on a store whose writes never raced the replay repeats the decisions the
@@ -35,6 +39,7 @@ from typing import Iterable, Sequence
 
 from ..core import history
 from ..core.analysis import analyse
+from ..core.convergence import race_key
 from ..core.dedup import Neighbour, Thresholds, decide
 from ..core.memory import Memory
 from ..core.write_path import EVENT_ROOMS, EVENT_WING, JUDGED_NEW, RELATED_TO
@@ -115,6 +120,7 @@ class _Group:
         self.sup_pos = np.asarray([pos_of.get(r.memory.superseded_by, -1) for r in self.records], dtype=np.int64)
         self.updated = np.asarray([r.memory.updated_at for r in self.records], dtype=np.int64)
         self.created = np.asarray([r.memory.created_at for r in self.records], dtype=np.int64)
+        self.index_of = {r.memory.id: n for n, r in enumerate(self.records)}
 
     def alive_before(self, i: int):
         """Which earlier members were alive when member i was written (or since made dead by this replay)."""
@@ -123,12 +129,39 @@ class _Group:
                 | ((st == _FORGOTTEN) & (self.updated[:i] > self.created[i])))
 
 
+RACED = "raced: both replaced {}; the later change stays current"
+
+
+def _race(g: _Group, a: int, b: int, target: str, merges: list[Merge], dist: float = 0.0) -> None:
+    """Two active members that each replaced `target` (machines that changed one fact at once): the later change
+    (automem.core.convergence) stays, the other is superseded by it."""
+    ma, mb = g.records[a].memory, g.records[b].memory
+    win, lose = (a, b) if race_key(ma.created_at, ma.id) > race_key(mb.created_at, mb.id) else (b, a)
+    w, loser = g.records[win].memory, g.records[lose].memory
+    g.status[lose], g.sup_pos[lose] = _SUPERSEDED, g.pos[win]
+    merges.append(Merge("update", w.id, loser.id, RACED.format(target), dist, w.text, loser.text, w.wing, w.profile,
+                        loser.profile))
+
+
+def settle_races(g: _Group, merges: list[Merge]) -> None:
+    """Active members naming the same replaced memory (`replaces`): one stays current."""
+    by_target: dict[str, list[int]] = {}
+    for n, r in enumerate(g.records):
+        if g.status[n] == _ACTIVE and r.memory.replaces:
+            by_target.setdefault(r.memory.replaces, []).append(n)
+    for target, members in by_target.items():
+        while len([m for m in members if g.status[m] == _ACTIVE]) > 1:
+            alive = [m for m in members if g.status[m] == _ACTIVE]
+            _race(g, alive[0], alive[1], target, merges)
+
+
 def plan_pass(groups: list[_Group], thresholds: Thresholds, k: int) -> list[Merge]:
     """One replay over every group; marks the merges in the groups' arrays and returns them in order."""
     import numpy as np
 
     merges: list[Merge] = []
     for g in groups:
+        settle_races(g, merges)
         n = len(g.records)
         for start in range(0, n, _BLOCK):
             stop = min(n, start + _BLOCK)
@@ -157,6 +190,12 @@ def plan_pass(groups: list[_Group], thresholds: Thresholds, k: int) -> list[Merg
                 if verdict.action not in ("duplicate", "update") or not verdict.matched_id:
                     continue
                 j = next((j for j in nearest if g.records[j].memory.id == verdict.matched_id), None)
+                if j is not None and verdict.action == "update" and g.status[j] == _SUPERSEDED:
+                    # It changed a value that a later write, which did not see this one, changed too: a race.
+                    other = g.index_of.get(g.records[j].memory.superseded_by)
+                    if other is not None and other != i and g.status[other] == _ACTIVE:
+                        _race(g, i, other, g.records[j].memory.id, merges, float(1.0 - row[j]))
+                    continue
                 if j is None or g.status[j] != _ACTIVE:
                     continue  # the write path decided against a memory that is no longer current: history stands
                 other = g.records[j].memory
@@ -204,7 +243,7 @@ def load_records(store) -> tuple[list[Record], list[str]]:
             skipped.append(rec.id)
             continue
         dim = dim or len(vec)
-        records.append(Record(Memory.from_record(rec.id, rec.document, rec.metadata), vec, pos))
+        records.append(Record(Memory.read(rec.id, rec.document, rec.metadata), vec, pos))
     return records, skipped
 
 
