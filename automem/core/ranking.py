@@ -33,7 +33,7 @@ def relatedness(similarity: float, gate: tuple[float, float] = KEYWORD_GATE) -> 
 # question's words and often its shape, so both halves rank it high. Such memories come from chats stored as they
 # were said (an extracted fact is a statement). A memory loses 0.5 of similarity times the share of its sentences
 # that are questions. These four settings and the config's keyword weight were chosen together on the tune parts
-# (scripts/tune_recall.py; the figures are in the README).
+# (scripts/tune_recall.py; the figures are in docs/benchmarks.md).
 QUESTION_PENALTY = 0.5
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _CLOSERS = "\"'”’)]）」』 "
