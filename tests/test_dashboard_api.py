@@ -240,6 +240,16 @@ def test_health_shows_failed_jobs_with_their_error_and_retry_sends_them_back(cli
     assert last["job"] == job.id and last["status"] == "done"
 
 
+def test_health_counts_the_pairs_waiting_for_the_judge_as_stats_does(client, capsys):
+    add(capsys, "项目统一使用Python 3.11", "--wing", "instruction", "--no-judge")
+    assert client.get(f"{API}/health").json()["judge_pairs"] == 0
+    # kept apart for lack of a judge, linked: the next judge settles the pair
+    add(capsys, "项目使用Python 3.11版本", "--wing", "instruction", "--no-judge")
+    h = client.get(f"{API}/health").json()
+    [stats] = cli(capsys, "stats")
+    assert h["judge_pairs"] == stats["waiting_for_judge"] == 1
+
+
 # -- bad input ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("path, params, status, words", [
     ("/memories", {"profile": "../etc"}, 400, "not a profile name"),

@@ -35,7 +35,7 @@ from .queries import ListQuery, SearchQuery, View
 
 # What the tab can offer today (the page hides or marks what is False here). Issue 27 (trust) brings the owner's
 # confirmation of shared instructions to the tab.
-CAPABILITIES = {"edit": True, "excerpt": True, "history_events": True, "share": False, "judge_pairs": False}
+CAPABILITIES = {"edit": True, "excerpt": True, "history_events": True, "share": False, "judge_pairs": True}
 MAX_JOBS_SHOWN = 50
 
 
@@ -325,7 +325,7 @@ def _disk_bytes(folder: Path) -> int:
 
 def health(store: Store) -> dict:
     """The pipeline, as `automem stats` and `doctor` see it: jobs waiting and failed (with their errors), the last
-    extraction, and the store's size."""
+    extraction, the pairs waiting for the judge, and the store's size."""
     loc = store.location
     waiting, failed = pending_jobs(loc), dead_jobs(loc)
     last = last_events(loc, "job", 1)
@@ -344,7 +344,9 @@ def health(store: Store) -> dict:
                   "forgotten": len(store.tombstones()),
                   "disk_bytes": _disk_bytes(loc.chroma_dir) + _disk_bytes(loc.automem_dir / "index")
                   if store.backend == "embedded" else None},
-        "judge_pairs": None,  # related pairs waiting for `automem compact --judge`: not counted yet
+        # pairs the write path kept apart for lack of a judge: the next session's job (or `compact --judge`)
+        # settles them; the whole root's, as `automem stats` counts them
+        "judge_pairs": sum(index.count_waiting(loc).values()),
         "checked_at": time.time(),
     }
 
