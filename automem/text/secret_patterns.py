@@ -1,117 +1,34 @@
-"""Plain text functions: normalise, find and redact secrets, validate, and the fence around recalled context."""
+"""The shapes of secrets and personal data: `SecretPattern` and the ordered table `SECRET_PATTERNS`, with the
+checks on a matched value. Finding and redacting with them is `redact.py`."""
 
 from __future__ import annotations
 
-import hashlib
 import re
-import unicodedata
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
-from pathlib import Path
+from functools import cached_property
 from typing import Callable, Iterator
 
-# Every block automem injects into a conversation starts with this line (recall.py prints it). A block runs to
-# RECALL_END when present, else to the end of the message (injected context is appended after the user's text).
-RECALL_MARKER = "[automem:recall]"
-RECALL_END = "[/automem:recall]"
+from .number_checks import (
+    aadhaar,
+    br_cpf,
+    ca_sin,
+    card_number,
+    cn_resident_id,
+    digits_of,
+    enough_digits,
+    es_dni,
+    hk_id,
+    iban,
+    kr_rrn,
+    luhn,
+    phone_number,
+    sg_nric,
+    tw_id,
+)
+from .seed_phrase import seed_phrase_spans
 
-
-def recall_block(body: str) -> str:
-    """`body` wrapped as a block the extraction pipeline will drop (for anything automem injects)."""
-    return f"{RECALL_MARKER}\n{body.strip()}\n{RECALL_END}"
-
-
-# Anything that would open, close or forge a fence around recalled context where a model reads it: automem's
-# markers, Hermes' <memory-context> tags and its "[System note:" line.
-_FENCE_TOKEN = re.compile(r"\[\s*/?\s*automem\s*:\s*recall\s*\]|<\s*/?\s*memory-context\s*>|\[\s*system\s+note\s*:",
-                          re.IGNORECASE)
-_FENCE_CHARS = str.maketrans({"[": "(", "]": ")", "<": "\u2039", ">": "\u203a"})
-
-
-def neutralise_fences(text: str) -> str:
-    """Memory text with every fence-like token defused ("[automem:recall]" -> "(automem:recall)",
-    "</memory-context>" -> "\u2039/memory-context\u203a") and every control character removed (`strip_controls`):
-    stored text is data, it can never close the block it is shown in nor act on the screen it is shown on."""
-    return _FENCE_TOKEN.sub(lambda m: m.group(0).translate(_FENCE_CHARS), strip_controls(text))
-
-
-# Control characters in memory text (issue 27). A terminal acts on escape sequences (colours, clearing the screen,
-# setting the window title, OSC 52 writing the clipboard) and a viewer on bidi overrides (U+202E shows
-# "exe.gnp" as "png.exe"); none carries meaning in a memory. Whole sequences go first (ESC [ ... final byte, ESC ]
-# ... BEL/ST, their C1 forms, ESC + one byte), then single C0 / DEL / C1 controls, bidi embeddings, overrides,
-# isolates and marks, and the invisible zero-width space / word joiner / BOM. Whitespace controls (tab, newline,
-# CR, VT, FF, NEL, the line and paragraph separators) are whitespace: they become a space. ZWJ / ZWNJ stay (emoji
-# sequences, Persian).
-_WHITESPACE_CONTROLS = "\t\n\r\x0b\x0c\x1c-\x1f\x85\u2028\u2029"
-_CONTROL_SEQ = (r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI: parameters, intermediates, final byte
-                r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]{0,512}(?:\x07|\x1b\\|\x9c)"  # OSC, DCS, ...
-                r"|\x1b[ -/]*[0-~]?")  # any other ESC sequence (an unterminated OSC loses only its ESC ])
-_CONTROL_CHAR = "\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff"
-_CONTROL = re.compile(f"{_CONTROL_SEQ}|[{_CONTROL_CHAR}]")
-_CONTROL_ONE = re.compile(f"[{_CONTROL_CHAR}]")
-_WS_CONTROL = re.compile(f"[{_WHITESPACE_CONTROLS}]")
-_ANY_CONTROL = re.compile(f"[{_CONTROL_CHAR}{_WHITESPACE_CONTROLS}]")
-
-
-def strip_controls(text: str) -> str:
-    """`text` without terminal escape sequences, C0 / C1 controls and bidi controls (see above); whitespace
-    controls become spaces."""
-    if not _ANY_CONTROL.search(text):
-        return text
-    return _WS_CONTROL.sub(" ", _CONTROL.sub("", text))
-
-
-def printable(text: str) -> str:
-    """`text` safe to print on a terminal, for records stored before `normalise` removed controls: every control
-    character shown as its escape ("\\x1b", "\\u202e"), whitespace controls as a space. Nothing is hidden from the
-    reader, nothing acts on the screen."""
-    if not _ANY_CONTROL.search(text):
-        return text
-    return _CONTROL_ONE.sub(_escape, _WS_CONTROL.sub(" ", text))
-
-
-def _escape(m: re.Match) -> str:
-    code = ord(m.group(0))
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def json_safe(line: str) -> str:
-    """A `json.dumps(..., ensure_ascii=False)` line with the controls json leaves raw (DEL, C1, bidi, zero-width,
-    NEL, U+2028/9) written as \\uXXXX escapes: the same JSON value, nothing a terminal acts on."""
-    if not _ANY_CONTROL.search(line):
-        return line
-    return _ANY_CONTROL.sub(lambda m: f"\\u{ord(m.group(0)):04x}", line)
-
-
-# Text that tells the model to drop its own rules: never a memory worth keeping, and the shape of prompt injection
-# when it comes from a chat ("ignore all previous instructions", "忽略之前的所有指令", "you are now DAN").
-_INJECTION = re.compile(r"""
-    \b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+)?
-      (?:previous|prior|above|earlier|preceding|former|original|system|developer|safety)\s+
-      (?:instructions?|prompts?|rules|messages|directions|guidelines|directives|constraints)
-  | \b(?:ignore|disregard)\s+(?:all|your)\s+(?:instructions|rules|guidelines|directives|constraints)\b
-      (?!\s+(?:about|for|on|in|of|regarding|when)\b)
-  | \byou\s+are\s+now\s+(?:in\s+)?(?:an?\s+)?(?:unrestricted|unfiltered|jailbroken|dan\b|developer\s+mode|evil)
-  | \b(?:reveal|print|show|repeat)\s+(?:me\s+)?(?:your|the)\s+(?:system|hidden|initial)\s+prompt
-  | \bjailbreak
-  | (?:忽略|无视|忘记|忘掉|不要理会|别管|绕过)掉?(?:你的|我的)?
-      (?:之前|以上|上面|前面|先前|原来|原有|所有|全部|一切)的?(?:所有|全部)?的?
-      (?:指令|指示|规则|提示词|提示|设定|要求|限制|约束)
-  | 你现在(?:是|变成)(?:一个)?(?:不受|没有|无)(?:任何)?(?:限制|约束)
-  | (?:泄露|输出|告诉我|显示)(?:你的)?系统提示词
-""", re.IGNORECASE | re.VERBOSE)
-
-
-def looks_like_injection(text: str) -> bool:
-    """Whether `text` reads as an order to the model to drop its instructions (see `_INJECTION`)."""
-    return bool(_INJECTION.search(text))
-
-
-MIN_CHARS = 5
-MAX_CHARS = 200
-
-_SPACE = re.compile(r"\s+")
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# Kinds that are personal data rather than credentials: refused and redacted the same way, named differently.
+PERSONAL_DATA_KINDS = frozenset({"card number", "national id", "phone number", "bank account"})
 
 
 _DIGIT = re.compile(r"\d")
@@ -198,164 +115,6 @@ def _looks_random(value: str) -> bool:
     return switches / (len(alnum) - 1) >= 0.45
 
 
-# -- personal data: numbers with a check digit or a shape of their own ---------------------------------------------
-# Kinds that are personal data rather than credentials: refused and redacted the same way, named differently.
-PERSONAL_DATA_KINDS = frozenset({"card number", "national id", "phone number", "bank account"})
-
-
-def _digits_of(value: str) -> str:
-    return "".join(c for c in value if c.isdigit())
-
-
-def _luhn(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
-def _card_number(value: str) -> bool:
-    """A payment card number: an issuer's prefix and length (Visa 13/16/19, Amex 15, Mastercard, UnionPay, JCB,
-    Discover, Diners, Maestro), the Luhn check digit, and when grouped one separator between groups of 3-7 digits
-    after a first group of 4 (4-4-4-4, 4-6-5, 4-4-4-4-3)."""
-    digits = _digits_of(value)
-    seps = {c for c in value if not c.isdigit()}
-    if len(seps) > 1:
-        return False
-    if seps:
-        groups = value.split(seps.pop())
-        if len(groups[0]) != 4 or any(not 3 <= len(g) <= 7 for g in groups[1:]):
-            return False
-    n, head = len(digits), digits[:2]
-    if digits[0] == "4":
-        issuer = n in (13, 16, 19)
-    elif head in ("34", "37"):
-        issuer = n == 15
-    elif digits[0] == "2":  # Mastercard 2-series, Mir
-        issuer = n == 16 and (2221 <= int(digits[:4]) <= 2720 or 2200 <= int(digits[:4]) <= 2204)
-    elif digits[0] == "3":
-        issuer = head in ("30", "35", "36", "38", "39") and 14 <= n <= 19
-    elif digits[0] in "56" or head == "81":  # Mastercard, Maestro, Discover, UnionPay (62, 81), RuPay
-        issuer = 16 <= n <= 19
-    else:
-        issuer = False
-    return issuer and _luhn(digits)
-
-
-_CN_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
-
-
-def _cn_resident_id(value: str) -> bool:
-    """A PRC resident identity number: a real birth date and the ISO 7064 MOD 11-2 check character."""
-    import datetime
-
-    v = value.upper()
-    try:
-        datetime.date(int(v[6:10]), int(v[10:12]), int(v[12:14]))
-    except ValueError:
-        return False
-    total = sum(int(c) * w for c, w in zip(v[:17], _CN_ID_WEIGHTS))
-    return "10X98765432"[total % 11] == v[17]
-
-
-def _hk_id(value: str) -> bool:
-    """A Hong Kong identity card number, "A123456(3)": its check digit."""
-    m = re.fullmatch(r"([A-Z]{1,2})(\d{6})\s?\(([0-9A])\)", value)
-    if not m:
-        return False
-    letters, digits, check = m.groups()
-    values = [36] * (2 - len(letters)) + [ord(c) - 55 for c in letters] + [int(c) for c in digits]
-    c = (11 - sum(v * w for v, w in zip(values, range(9, 1, -1))) % 11) % 11
-    return check == ("A" if c == 10 else str(c))
-
-
-_TW_LETTERS = "ABCDEFGHJKLMNPQRSTUVXYWZIO"  # 10, 11, ... in this order
-
-
-def _tw_id(value: str) -> bool:
-    """A Taiwan national identification number, "A123456789": its check digit."""
-    n = _TW_LETTERS.find(value[0]) + 10
-    digits = [n // 10, n % 10] + [int(c) for c in value[1:]]
-    return sum(d * w for d, w in zip(digits, (1, 9, 8, 7, 6, 5, 4, 3, 2, 1, 1))) % 10 == 0
-
-
-def _sg_nric(value: str) -> bool:
-    """A Singapore NRIC / FIN, "S1234567D": its check letter."""
-    digits = [int(c) for c in value[1:8]]
-    total = sum(d * w for d, w in zip(digits, (2, 7, 6, 5, 4, 3, 2))) + (4 if value[0] in "TG" else 0)
-    letters = "JZIHGFEDCBA" if value[0] in "ST" else "XWUTRQPNMLK"
-    return value[0] in "STFG" and letters[total % 11] == value[8]
-
-
-def _br_cpf(value: str) -> bool:
-    """A Brazilian CPF, "123.456.789-09": its two check digits (and not one digit repeated)."""
-    d = [int(c) for c in _digits_of(value)]
-    if len(d) != 11 or len(set(d)) == 1:
-        return False
-    for n in (9, 10):
-        check = sum(x * w for x, w in zip(d[:n], range(n + 1, 1, -1))) * 10 % 11 % 10
-        if check != d[n]:
-            return False
-    return True
-
-
-def _es_dni(value: str) -> bool:
-    """A Spanish DNI / NIE, "12345678Z" / "X1234567L": its check letter."""
-    v = value.upper().replace("-", "")
-    number = {"X": "0", "Y": "1", "Z": "2"}.get(v[0], v[0]) + v[1:-1]
-    return number.isdigit() and "TRWAGMYFPDXBNJZSQVHLCKE"[int(number) % 23] == v[-1]
-
-
-def _verhoeff(digits: str) -> bool:
-    d = ((0, 1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 2, 3, 4, 0, 6, 7, 8, 9, 5), (2, 3, 4, 0, 1, 7, 8, 9, 5, 6),
-         (3, 4, 0, 1, 2, 8, 9, 5, 6, 7), (4, 0, 1, 2, 3, 9, 5, 6, 7, 8), (5, 9, 8, 7, 6, 0, 4, 3, 2, 1),
-         (6, 5, 9, 8, 7, 1, 0, 4, 3, 2), (7, 6, 5, 9, 8, 2, 1, 0, 4, 3), (8, 7, 6, 5, 9, 3, 2, 1, 0, 4),
-         (9, 8, 7, 6, 5, 4, 3, 2, 1, 0))
-    p = ((0, 1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 5, 7, 6, 2, 8, 3, 0, 9, 4), (5, 8, 0, 3, 7, 9, 6, 1, 4, 2),
-         (8, 9, 1, 6, 0, 4, 3, 5, 2, 7), (9, 4, 5, 3, 1, 2, 6, 8, 7, 0), (4, 2, 8, 6, 5, 7, 3, 9, 0, 1),
-         (2, 7, 9, 3, 8, 0, 6, 4, 1, 5), (7, 0, 4, 6, 9, 1, 3, 2, 5, 8))
-    c = 0
-    for i, ch in enumerate(reversed(digits)):
-        c = d[c][p[i % 8][int(ch)]]
-    return c == 0
-
-
-def _aadhaar(value: str) -> bool:
-    """An Indian Aadhaar number: 12 digits, not starting 0 or 1, its Verhoeff check digit."""
-    digits = _digits_of(value)
-    return len(digits) == 12 and digits[0] not in "01" and _verhoeff(digits)
-
-
-def _kr_rrn(value: str) -> bool:
-    """A South Korean resident registration number, "YYMMDD-GNNNNNC": a real date and a plausible gender digit."""
-    import datetime
-
-    digits = _digits_of(value)
-    century = {"1": 1900, "2": 1900, "5": 1900, "6": 1900, "3": 2000, "4": 2000, "7": 2000, "8": 2000,
-               "9": 1800, "0": 1800}[digits[6]]
-    try:
-        datetime.date(century + int(digits[:2]), int(digits[2:4]), int(digits[4:6]))
-    except ValueError:
-        return False
-    return True
-
-
-def _ca_sin(value: str) -> bool:
-    digits = _digits_of(value)
-    return len(digits) == 9 and digits[0] not in "08" and _luhn(digits)
-
-
-def _iban(value: str) -> bool:
-    """An IBAN: its length and its mod-97 check."""
-    v = value.replace(" ", "").upper()
-    if not 15 <= len(v) <= 34:
-        return False
-    moved = v[4:] + v[:4]
-    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
-
 
 def _credential_value(value: str) -> bool:
     """A value after "token:", "secret is": 12 characters or more, or 6 or more mixing letters and digits."""
@@ -372,15 +131,6 @@ def _aws_secret_key(value: str) -> bool:
     return len(parts) <= 4 and not any(p.isalpha() and p.islower() and len(p) >= 4 for p in parts)
 
 
-def _enough_digits(low: int, high: int = 40) -> Callable[[str], bool]:
-    return lambda value: low <= len(_digits_of(value)) <= high
-
-
-def _phone_number(value: str) -> bool:
-    """A phone number said with a label: 7-15 digits, not a date, a time or a version."""
-    digits = _digits_of(value)
-    return 7 <= len(digits) <= 15 and not re.search(r"\d{4}[\-/.]\d{1,2}[\-/.]\d{1,2}|\d\.\d+\.\d", value)
-
 
 _CARD_NEARBY = r"(?i)(?:\d[ \-]?){12,19}|\b(?:cvv2?|cvc2?)\b|安全码"  # compiled on first use, like the patterns
 _CARD_EXPIRY = (
@@ -392,46 +142,6 @@ def _card_expiry_spans(text: str) -> Iterator[tuple[int, int]]:
     if re.search(_CARD_NEARBY, text):
         for m in re.finditer(_CARD_EXPIRY, text):
             yield m.span("v")
-
-
-# -- seed phrases: twelve or more words of the BIP-0039 English list in a row ------------------------------------
-BIP39_FILE = Path(__file__).resolve().parent / "data" / "bip39_english.txt"
-_SEED_WORD = re.compile(r"[A-Za-z]+")
-_SEED_GAP = re.compile(r"[\s,;|/\-]*(?:\d{1,2}[.):]?[\s,;]*)?")  # between two words: spaces, commas, "2."
-SEED_MIN_WORDS = 12
-
-
-@lru_cache(maxsize=1)
-def bip39_words() -> frozenset[str]:
-    """The 2048 words of BIP-0039's English list (automem/data/bip39_english.txt), read on first use."""
-    return frozenset(BIP39_FILE.read_text(encoding="ascii").split())
-
-
-def _seed_phrase_spans(text: str) -> Iterator[tuple[int, int]]:
-    """Runs of at least 12 BIP-0039 words (a wallet's recovery phrase), numbered or not. Everyday English rarely
-    strings 12 of them together: "the", "a", "to", "is", "and", "of", "my" are not on the list."""
-    if text.count(" ") + text.count(",") < SEED_MIN_WORDS - 1:
-        return
-    words = bip39_words()
-    start = end = 0
-    run: list[str] = []
-    for m in _SEED_WORD.finditer(text):
-        w = m.group(0).lower()
-        if w in words and run and _SEED_GAP.fullmatch(text, end, m.start()):
-            run.append(w)
-            end = m.end()
-            continue
-        if _is_seed_run(run):
-            yield start, end
-        start, end, run = (m.start(), m.end(), [w]) if w in words else (0, 0, [])
-    if _is_seed_run(run):
-        yield start, end
-
-
-def _is_seed_run(run: list[str]) -> bool:
-    """12 to 24 words (test vectors repeat a word: "abandon" x 11 + "about"), or a longer run of 12 different words
-    ("word word word ..." is filler, not a phrase)."""
-    return len(run) >= SEED_MIN_WORDS and (len(run) <= 24 or len(set(run)) >= SEED_MIN_WORDS)
 
 
 # Labels that say the number after them is not a card, an id or a phone number.
@@ -685,34 +395,34 @@ SECRET_PATTERNS: list[SecretPattern] = [
     # -- personal data ----------------------------------------------------------------------------------------------
     SecretPattern("national id", (
         _AN + r"[1-8]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]" + _NA),
-        check=_cn_resident_id, digits=True),
+        check=cn_resident_id, digits=True),
     SecretPattern("card number", (_AN + r"\d{4}(?:[ \-]?\d{3,7}){1,4}" + _NA + r"(?![.,]\d)" + _NOT_A_COUNT_AFTER),
-                  check=_card_number, digits=True, reject_before=_NOT_PERSONAL_BEFORE),
+                  check=card_number, digits=True, reject_before=_NOT_PERSONAL_BEFORE),
     SecretPattern("card number", (
         r"(?i)(?:\b(?:card|visa|mastercard|master\s+card|amex|american\s+express|discover|jcb|unionpay|maestro|mir|"
         r"troy|"
         r"rupay|credit|debit)\b|карта|信用卡|银行卡|借记卡|储蓄卡|卡号|カード)[^\d\n]{0,24}?(?P<v>\d(?:[ \-]?\d){11,18})(?!\d)"),
-        group="v", check=lambda v: _luhn(_digits_of(v)), digits=True, reject_before=_NOT_PERSONAL_BEFORE),
+        group="v", check=lambda v: luhn(digits_of(v)), digits=True, reject_before=_NOT_PERSONAL_BEFORE),
     SecretPattern("national id", (r"(?<![\d\-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d\-])"),
                   digits=True, reject_before=_NOT_PERSONAL_BEFORE),  # US social security number
     SecretPattern("national id", (
         r"(?i)\b(?:ssn|social\s+security|sin|social\s+insurance)\b(?:\s+(?:number|no\.?|#))?\s*(?:is|[:#：])?"
         r"\s*(?P<v>\d{3}[ \-]?\d{2,3}[ \-]?\d{3,4})(?!\d)"), group="v", digits=True),
-    SecretPattern("national id", (r"(?<![\d\-])\d{3}-\d{3}-\d{3}(?![\d\-])"), check=_ca_sin, digits=True),
+    SecretPattern("national id", (r"(?<![\d\-])\d{3}-\d{3}-\d{3}(?![\d\-])"), check=ca_sin, digits=True),
     SecretPattern("national id", (  # UK National Insurance number
         r"(?<![A-Za-z0-9])(?![DFIQUV])[A-Z](?![DFIOQUV])[A-Z]\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D](?![A-Za-z0-9])"),
         check=lambda v: v[:2] not in ("BG", "GB", "KN", "NK", "NT", "TN", "ZZ") and " " in v or v.isalnum(),
         digits=True),
-    SecretPattern("national id", (_AN + r"[A-Z]{1,2}\d{6}\s?\([0-9A]\)"), check=_hk_id, digits=True),
-    SecretPattern("national id", (_AN + r"[A-Z][12]\d{8}" + _NA), check=_tw_id, digits=True),
-    SecretPattern("national id", (_AN + r"[STFG]\d{7}[A-Z]" + _NA), check=_sg_nric, digits=True),
-    SecretPattern("national id", (_AN + r"\d{3}\.\d{3}\.\d{3}-\d{2}" + _NA), check=_br_cpf, digits=True),
-    SecretPattern("national id", (_AN + r"(?:\d{8}|[XYZ]\d{7})-?[A-Z]" + _NA), check=_es_dni, digits=True),
-    SecretPattern("national id", (_AN + r"(?<!\d\s)[2-9]\d{3}\s\d{4}\s\d{4}(?!\s\d)" + _NA), check=_aadhaar,
+    SecretPattern("national id", (_AN + r"[A-Z]{1,2}\d{6}\s?\([0-9A]\)"), check=hk_id, digits=True),
+    SecretPattern("national id", (_AN + r"[A-Z][12]\d{8}" + _NA), check=tw_id, digits=True),
+    SecretPattern("national id", (_AN + r"[STFG]\d{7}[A-Z]" + _NA), check=sg_nric, digits=True),
+    SecretPattern("national id", (_AN + r"\d{3}\.\d{3}\.\d{3}-\d{2}" + _NA), check=br_cpf, digits=True),
+    SecretPattern("national id", (_AN + r"(?:\d{8}|[XYZ]\d{7})-?[A-Z]" + _NA), check=es_dni, digits=True),
+    SecretPattern("national id", (_AN + r"(?<!\d\s)[2-9]\d{3}\s\d{4}\s\d{4}(?!\s\d)" + _NA), check=aadhaar,
                   digits=True,
                   reject_before=_NOT_PERSONAL_BEFORE),
     SecretPattern("national id", (_AN + r"\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])-[1-8]\d{6}" + _NA),
-                  check=_kr_rrn, digits=True),
+                  check=kr_rrn, digits=True),
     SecretPattern("national id", (_AN + r"[A-Z]{3}[PCHFATBLJG][A-Z]\d{4}[A-Z]" + _NA), digits=True),  # India PAN
     # Italian codice fiscale, Mexican CURP: shapes no other code has
     SecretPattern("national id", (_AN + r"[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z]" + _NA), digits=True),
@@ -730,14 +440,14 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"주민등록번호)"
         r"(?:\s*(?:number|no\.?|nr\.?|#|号码?|號碼?|号|番号))?\s*(?:is|was|[:：#=]|是|为|為|es|est)?\s*"
         r"(?P<v>[A-Z0-9][A-Z0-9 ()\-+]{4,22}[A-Z0-9)])"), group="v",
-        check=lambda v: len(_digits_of(v)) >= 5 and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", v)),
+        check=lambda v: len(digits_of(v)) >= 5 and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", v)),
     # phone numbers: mainland China mobiles, +country numbers, North American, UK, Japanese and French national
     # formats by shape; any number said with a phone word
     SecretPattern("phone number", (
         _AN + r"(?<!\+)(?:(?:\+|00)?86[ \-]?)?1[3-9]\d(?:[ \-]?\d{4}){2}" + _NA + _NOT_A_COUNT_AFTER),
         digits=True, reject_before=_NOT_PERSONAL_BEFORE),
     SecretPattern("phone number", (
-        r"(?<![0-9A-Za-z+])\+[1-9]\d{0,2}(?:[ .\-]?\(?\d{1,5}\)?){2,6}" + _NA), check=_enough_digits(8, 15),
+        r"(?<![0-9A-Za-z+])\+[1-9]\d{0,2}(?:[ .\-]?\(?\d{1,5}\)?){2,6}" + _NA), check=enough_digits(8, 15),
         digits=True, needle="+"),
     SecretPattern("phone number", (
         r"(?<![0-9A-Za-z+\-.])(?:1[ .\-])?(?!\(?(?:[2-9]00|8(\d)\1)\b)"  # not toll-free (800, 888, ...) nor N00
@@ -748,7 +458,7 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"|01[016789][ \-]\d{3,4}[ \-]\d{4}|[6-9]\d{4} \d{5}|\(\d{2}\)\s?9?\d{4}-\d{4}|0\d{2,3}-\d{7,8})" + _NA),
         digits=True,
         reject_before=_NOT_PERSONAL_BEFORE),
-    SecretPattern("phone number", (_AN + r"0\d{1,4}-\d{1,4}-\d{4}" + _NA), check=_enough_digits(10, 11), digits=True,
+    SecretPattern("phone number", (_AN + r"0\d{1,4}-\d{1,4}-\d{4}" + _NA), check=enough_digits(10, 11), digits=True,
                   reject_before=_NOT_PERSONAL_BEFORE),  # Japanese landlines
     SecretPattern("phone number", (
         r"(?i)(?:\b(?:phone|mobile|cell(?:phone)?|tel|telephone|landline|whatsapp|signal|wechat|viber|fax|"
@@ -757,16 +467,16 @@ SECRET_PATTERNS: list[SecretPattern] = [
         r"cellulare)\b|手机号?码?|手機號?碼?|电话号?码?|電話(?:番号)?|联系电话|联系方式|座机|携帯(?:番号)?|微信号?|"
         r"연락처|전화(?:번호)?|휴대폰|телефон)"
         r"(?:\s*(?:number|no\.?|#|号码?))?\s*(?:is|was|ist|est|es|[:：=]|是|为)?\s*"
-        r"(?P<v>\+?[(（]?\d[\d ()（）\-.]{5,18}\d)(?![\d:])"), group="v", check=_phone_number, digits=True),
+        r"(?P<v>\+?[(（]?\d[\d ()（）\-.]{5,18}\d)(?![\d:])"), group="v", check=phone_number, digits=True),
     # bank accounts: an IBAN (its mod-97 check), any account number said as one
     SecretPattern("bank account", (_AN + r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?" + _NA),
-                  check=_iban, digits=True),
+                  check=iban, digits=True),
     SecretPattern("bank account", (
         r"(?i)(?:\b(?:account(?:\s*(?:number|no\.?|#))?|acct\.?\s*(?:number|no\.?|#)?|bank\s+account(?:\s+number)?|"
         r"iban|bsb|sort\s+code\s+and\s+account)\b|银行账号|银行账户|银行卡号?|账号|帳號|卡号|卡號|户号|工资卡号?)"
         r"\s*(?:is|[:：#]|是|为)?\s*(?P<v>\d(?:[ \-]?\d){5,33})(?!\d)"), group="v", digits=True),
     # a wallet's recovery phrase: 12 or more BIP-0039 words in a row
-    SecretPattern("seed phrase", "", finder=_seed_phrase_spans),
+    SecretPattern("seed phrase", "", finder=seed_phrase_spans),
     # 12, 15, ... 24 Chinese characters spaced out (BIP-0039's Chinese lists are single characters); a spaced list of
     # another length (stop words in code) is not a phrase
     SecretPattern("seed phrase", (r"(?<![\u4e00-\u9fff])(?<![\u4e00-\u9fff][ \u3000])[\u4e00-\u9fff]"
@@ -785,101 +495,3 @@ SECRET_PATTERNS: list[SecretPattern] = [
     # the safety net: a long machine-made token of no known shape
     SecretPattern("token", (r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{24,}={0,2}"), check=_looks_random),
 ]
-
-
-def normalise(text: str) -> str:
-    """NFKC (full-width letters, digits and punctuation to half-width), control characters removed
-    (`strip_controls`), whitespace folded, ends trimmed; a lone surrogate (undecodable bytes from a command line or
-    a broken client) becomes U+FFFD."""
-    text = unicodedata.normalize("NFKC", strip_controls(scrub_surrogates(text)))
-    return _SPACE.sub(" ", text).strip()
-
-
-def scrub_surrogates(text: str) -> str:
-    """`text` with every lone surrogate replaced by U+FFFD, so it can be written as UTF-8."""
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
-
-
-def _folded(text: str) -> tuple[str, list[int]] | None:
-    """`text` as the patterns read it (NFKC: full-width "１３９…" and "ｓｋ－…" as ASCII), one character at a time,
-    with where each folded character came from in `text`; None when `text` is folded already (the usual case)."""
-    if text.isascii() or unicodedata.is_normalized("NFKC", text):
-        return None
-    out: list[str] = []
-    where: list[int] = []
-    for i, ch in enumerate(text):
-        folded = unicodedata.normalize("NFKC", ch)
-        out.append(folded)
-        where.extend([i] * len(folded))
-    return "".join(out), where
-
-
-def secret_spans(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, kind) of every secret in `text`, left to right, overlaps merged (the earlier pattern names it).
-    Raw text is read folded (`_folded`), so redaction finds what `validate` finds on normalised text."""
-    folded = _folded(text)
-    subject = folded[0] if folded else text
-    found: list[tuple[int, int, str]] = []
-    for pattern in SECRET_PATTERNS:
-        for start, end in pattern.spans(subject):
-            if folded:
-                start, end = folded[1][start], folded[1][end - 1] + 1
-            found.append((start, end, pattern.kind))
-    found.sort(key=lambda s: (s[0], -s[1]))
-    merged: list[tuple[int, int, str]] = []
-    for start, end, kind in found:
-        if merged and start < merged[-1][1]:
-            last = merged[-1]
-            merged[-1] = (last[0], max(last[1], end), last[2])
-        else:
-            merged.append((start, end, kind))
-    return merged
-
-
-def find_secret(text: str) -> str | None:
-    """The kind of secret in `text` ("API key", "password", ...), or None."""
-    for pattern in SECRET_PATTERNS:
-        for _ in pattern.spans(text):
-            return pattern.kind
-    return None
-
-
-def redact_secrets(text: str, placeholder: str | None = None) -> str:
-    """Replace every secret with `[REDACTED <kind>]` (or `placeholder`) before text leaves the machine or reaches
-    a file. Labels stay ("password: [REDACTED password]"), so what remains still reads."""
-    if not text:
-        return text
-    spans = secret_spans(text)
-    if not spans:
-        return text
-    out, pos = [], 0
-    for start, end, kind in spans:
-        out.append(text[pos:start])
-        out.append(placeholder if placeholder is not None else f"[REDACTED {kind}]")
-        pos = end
-    out.append(text[pos:])
-    return "".join(out)
-
-
-def text_digest(text: str) -> str:
-    """A short hash of normalised text: what logs and tombstones keep instead of a memory's words."""
-    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()[:16]
-
-
-def validate(text: object) -> tuple[str | None, str | None]:
-    """(normalised text, None) when `text` may be stored, else (None, reason)."""
-    if not isinstance(text, str):
-        return None, f"not a string ({type(text).__name__})"
-    norm = normalise(text)
-    if len(norm) < MIN_CHARS:
-        return None, f"too short ({len(norm)} < {MIN_CHARS} characters)"
-    if len(norm) > MAX_CHARS:
-        return None, f"too long ({len(norm)} > {MAX_CHARS} characters)"
-    if "[REDACTED" in norm:
-        return None, "contains a redacted secret"
-    kind = find_secret(norm)
-    if kind in PERSONAL_DATA_KINDS:
-        return None, f"contains personal data ({kind})"  # the kind, never the value
-    if kind:
-        return None, f"looks like a secret ({kind})"
-    return neutralise_fences(norm), None
