@@ -49,13 +49,13 @@ from .analysis import (
     analyse,
     changed_values,
     one_slot_replaced,
-    order_changed,
     overlap,
     polarity_flipped,
     same_wording,
     set_aside,
-    single_valued_change,
 )
+from .single_valued import single_valued_change
+from .word_order import order_changed
 
 ACTIONS = ("duplicate", "update", "new")
 
@@ -107,7 +107,7 @@ Judge = Callable[[list[tuple[str, str, str]]], list[str]]
 # sides must still be matched. The offline encoder puts most restatements well inside it (reference/embeddings.md).
 RELAXED_DISTANCE = 0.35
 # Cosine distance up to which a neighbour beyond the related distance is still looked at, for one thing only: a new
-# value of a single-valued slot (`analysis.single_valued_change`: the same holder and attribute, one value replaced
+# value of a single-valued slot (`single_valued.single_valued_change`: the same holder and attribute, one value replaced
 # by another). The offline encoder puts "用户住在杭州" and "用户搬去了深圳" 0.65 apart and unrelated memories from 0.65;
 # the slot's structure, not the distance, decides.
 SLOT_DISTANCE = 0.75

@@ -39,7 +39,6 @@ from typing import Callable, Sequence
 from ..log import log_event
 from ..text import redact_secrets, scrub_surrogates, validate
 from . import convergence, history
-from .analysis import changes_a_value
 from .candidate import (
     AUTOMATIC_ROOMS,
     EVENT_ROOMS,
@@ -60,6 +59,7 @@ from .instructions import Screening, screen
 from .memory import HELD, HELD_FEATURES, HELD_IN_USER_WORDS, OWNER, WINGS, Memory, held_id, memory_id
 from .old_copies import old_copies
 from .provenance import Evidence
+from .single_valued import changes_a_value
 from .waiting import Waiting, find_waiting, settled_json, waiting_for_judge, waiting_pairs
 
 # What other modules import from here (the write path's surface; Candidate and Decision live in

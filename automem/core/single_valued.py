@@ -1,0 +1,108 @@
+"""Single-valued slots: attributes that hold one value at a time (where someone lives or works, the project's
+database, a tool's version; the lexicon's `single_valued` section). `slots` finds the ones a text fills,
+`single_valued_change` says when a second text gives a new value of one for the same holder, `changes_a_value` is
+the write path's cheap test before it looks for the old value in the sibling wing. Plain functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .analysis import _POSSESSIVE, Analysis, _subject_index, _subject_key, analyse, overlap, polarity_flipped
+from .tokens import _CJK_CHAR, OPEN_SUBJECTS, PAST_FORMS, SINGLE_HELD, SINGLE_OWNED
+
+
+def _has_phrase(text: str, phrase: str) -> bool:
+    if _CJK_CHAR.search(phrase):
+        return phrase in text
+    return re.search(r"\b" + re.escape(phrase.lower()) + r"\b", text.lower()) is not None
+
+
+def _owned_at(x: Analysis, i: int) -> bool:
+    """Whether the concept at i is said as someone's: "the user's [shell]", "用户的主力[编辑器]", "the team's [CI]"."""
+    low = x.text.lower()
+    for j in range(i - 1, max(-1, i - 4), -1):
+        u = x.units[j]
+        key = u.key.lower()
+        if u.kind == "frame" and (key in _POSSESSIVE or key == "的"):
+            return True
+        if u.kind in ("content", "concept") and f"{key}'s" in low:
+            return True
+        if u.kind == "concept" and u.key not in ("PRIMARY", "LIKE") and j < i - 1:
+            return False
+    return False
+
+
+def slots(x: Analysis) -> set[str]:
+    """The single-valued attributes `x` gives a value of: one it always is (LIVE, WORK, ... or a phrase implying one:
+    "moved to" a place, "跳槽到" a company), or one said as someone's (the project's DATABASE, the user's EDITOR)."""
+    found = {key for key, phrases in SINGLE_HELD.items()
+             if key in x.concepts or any(_has_phrase(x.text, p) for p in phrases)}
+    found |= {u.key for i, u in enumerate(x.units) if u.kind == "concept" and u.key in SINGLE_OWNED and _owned_at(x, i)}
+    return found
+
+
+def _versions(x: Analysis) -> dict[str, str]:
+    """name -> the version right after it ("Python 3.11", "Node 18")."""
+    units = [u for u in x.units if u.kind != "frame"]
+    return {u.key: nxt.key for u, nxt in zip(units, units[1:])
+            if u.key.startswith("name:") and nxt.key.startswith("num:") and not nxt.surface}
+
+
+def _one_stretch(x: Analysis, keys: set[str]) -> bool:
+    """Whether the units of `keys` stand together in `x` (one value, not words scattered over the sentence)."""
+    units = [u for u in x.units if u.kind != "frame"]
+    pos = [i for i, u in enumerate(units) if u.key in keys or (u.key.startswith("name:") and u.key[5:] in keys)]
+    return bool(pos) and max(pos) - min(pos) + 1 == len(pos)
+
+
+def _holders_agree(a: Analysis, b: Analysis) -> bool:
+    """One holder: the same subject, or a subject the other text may leave unsaid ("项目统一使用Python 3.11" / "we moved
+    to Python 3.12"). Never the user and something the user holds ("the user's parents live in ...")."""
+    sa, sb = _subject_key(a, _subject_index(a)), _subject_key(b, _subject_index(b))
+    return sa == sb or (sa is None and sb in OPEN_SUBJECTS) or (sb is None and sa in OPEN_SUBJECTS)
+
+
+def single_valued_change(a: Analysis, b: Analysis) -> str:
+    """Why `b` gives a new value of a single-valued attribute of `a`'s holder, or "" when nothing says so.
+
+    Both give the slot (or a name with a version), for one holder, neither negates the other or speaks of the past
+    ("used to work at"); what only one side says, apart from the slot itself, is one value on each side standing
+    together (a city, a company, a version), with other unmatched concepts on one side at most (a word that only
+    names the slot: "项目使用Python 3.11[版本]"; "主力手机" / "工作手机" are two slots)."""
+    if polarity_flipped(a, b)[0] or not _holders_agree(a, b):
+        return ""
+    if any(_has_phrase(x.text, p) for x in (a, b) for p in PAST_FORMS):
+        return ""  # a past value is history, not the slot's value now
+    common = slots(a) & slots(b)
+    va, vb = _versions(a), _versions(b)
+    version = sorted(n for n in set(va) & set(vb) if va[n] != vb[n])
+    if not common and not version:
+        return ""
+    ov = overlap(a, b)
+    concepts = a.concepts | b.concepts | common
+    only_a = [k for k in ov.only_a_keys if k not in common]
+    only_b = [k for k in ov.only_b_keys if k not in common]
+    if [k for k in only_a if k in concepts] and [k for k in only_b if k in concepts]:
+        return ""  # another attribute on each side: two slots
+    ra, rb = {k for k in only_a if k not in concepts}, {k for k in only_b if k not in concepts}
+    if not ra or not rb:
+        return ""  # no value replaced by another (one side only adds or drops one)
+    if a.lang != b.lang and any(":" not in k for k in ra | rb):
+        return ""  # across languages only values can be compared, not plain words
+    if any(":" in k for k in ra) != any(":" in k for k in rb):
+        return ""  # a name on one side, plain words on the other: maybe one name in two scripts ("Hilton" / "希尔顿")
+    if any(k.startswith("num:") for k in ra | rb) and not version:
+        return ""  # a number changed: the number rule's business
+    if (ra | rb) & {f"num:{n}" for n in a.identifiers | b.identifiers}:
+        return ""  # a number that says which one: another thing
+    if not (_one_stretch(a, ra) and _one_stretch(b, rb)):
+        return ""
+    return f"a new value of a single-valued slot ({', '.join(sorted(common)) or 'the version of ' + version[0][5:]})"
+
+
+def changes_a_value(text: str) -> bool:
+    """Whether `text` may give a new value of a single-valued slot (it fills one, names a version, or announces a
+    change): a cheap test before the write path looks for the old value in another wing."""
+    x = analyse(text)
+    return x.strong_change or bool(slots(x)) or bool(_versions(x))
