@@ -80,7 +80,8 @@ def seed(root: Path, n: int) -> None:
 
 def wait_quiet(root: Path, deadline_s: float = 120.0) -> float:
     """Wait until the spool is empty and no drainer holds the lock; returns the seconds waited."""
-    from automem.extract.spool import SingleDrainer, pending_jobs
+    from automem.extract.drainer import SingleDrainer
+    from automem.extract.spool import pending_jobs
     from automem.paths import Location
 
     loc = Location(root, "default")

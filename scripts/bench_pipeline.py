@@ -55,7 +55,8 @@ def bench_enqueue(n: int) -> dict:
             time.sleep(0.05)
         # let the drainers we started finish (rules backend, nothing waits) before the folder goes
         deadline = time.time() + 300
-        from automem.extract.spool import SingleDrainer, pending_jobs
+        from automem.extract.drainer import SingleDrainer
+        from automem.extract.spool import pending_jobs
 
         while (pending_jobs(loc) or SingleDrainer(loc).held_elsewhere) and time.time() < deadline:
             time.sleep(0.5)

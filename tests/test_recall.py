@@ -380,12 +380,14 @@ def test_block_candidates_walk_each_signal_in_order_and_find_an_old_often_recall
 def test_the_tally_counts_what_a_reader_may_see_through_every_kind_of_write(location):
     import sqlite3
 
+    from automem.core import index_file, index_reads
+
     def counted(where):
-        conn = index._connect_ro(location)
+        conn = index_file.connect_ro(location)
         try:
             cond, params = index.where_sql(where)
             by_rows = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {cond}", params).fetchone()[0]
-            return index._visible_count(conn, cond, params, tallied=True), by_rows
+            return index_reads._visible_count(conn, cond, params, tallied=True), by_rows
         finally:
             conn.close()
 

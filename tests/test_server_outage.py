@@ -3,8 +3,8 @@
 Extraction jobs retry through the outage without spending their attempts, wait in dead/ once it has lasted
 `spool_outage_hours`, and are retried by the next drainer as soon as the server answers; `automem add` queues what it
 could not store (and says so), unless `--no-queue`. The outage lasts ten minutes on a clock that runs 100 times
-faster than the wall clock (the spool's own `time`), so the back-off, the outage limit and the drainer's waits are
-the real ones.
+faster than the wall clock (the `time` of the spool and of its drainer), so the back-off, the outage limit and the
+drainer's waits are the real ones.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from automem.cli import main
 from automem.config import load_config
 from automem.core.store import Store
-from automem.extract import pipeline, spool
+from automem.extract import drainer, pipeline, spool
 from automem.paths import Location
 from tests.support.chroma_server import ChromaServer, create_database
 
@@ -27,7 +27,7 @@ SPEED = 100.0  # fake seconds per real second
 
 
 class FastClock:
-    """The `time` module as the spool sees it, 100 times faster (sleeps 100 times shorter)."""
+    """The `time` module as the spool and its drainer see it, 100 times faster (sleeps 100 times shorter)."""
 
     def __init__(self):
         self.t0, self.m0 = real_time.time(), real_time.monotonic()
@@ -82,6 +82,7 @@ def test_jobs_and_adds_survive_a_ten_minute_outage_and_are_stored_after_it(tmp_p
             s.embed(["warm up"])  # the model loads before the fast clock starts (its load is not the outage's)
         clock = FastClock()
         monkeypatch.setattr(spool, "time", clock)
+        monkeypatch.setattr(drainer, "time", clock)
         started = clock.time()
         report = pipeline.drain(loc, cfg, wait_seconds=600.0)  # the outage, drained all along
         while clock.time() - started < 600:  # ten minutes in all

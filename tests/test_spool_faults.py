@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from automem.config import Config
+from automem.extract.drainer import process_one
 from automem.extract.pipeline import drain, enqueue, extract_now, spawn_detached_drainer, start_background_drainer
-from automem.extract.spool import JobLock, dead_jobs, job_path, pending_jobs, process_one, spool_stats
+from automem.extract.spool import JobLock, dead_jobs, job_path, pending_jobs, spool_stats
 from automem.log import hashed, read_events
 from automem.paths import Location
 from automem.text import normalise
@@ -374,7 +375,7 @@ def test_detached_drainer_outlives_its_parent(env, tmp_path):
 
 
 def test_a_second_detached_drainer_is_not_started_while_one_runs(location):
-    from automem.extract.spool import SingleDrainer
+    from automem.extract.drainer import SingleDrainer
 
     enqueue(location, SEED_CHAT, session_id="s1", config=Config())
     guard = SingleDrainer(location)

@@ -244,7 +244,7 @@ def test_search_within_a_small_share_of_the_store_is_the_filtered_query_and_read
 
 
 def test_the_next_unfiltered_pool_follows_the_visible_share_and_gives_way_to_the_filtered_query():
-    from automem.core.store import WIDE_POOL, next_pool
+    from automem.core.searching import WIDE_POOL, next_pool
 
     assert next_pool(160, 40, 32, reads_metadata=True) == 400  # a fifth visible: twice what that suggests
     assert next_pool(160, 40, 32, reads_metadata=False) == 400

@@ -81,7 +81,7 @@ def supported(text: str, user_texts: Iterable[str], role: str | None = None) -> 
 
 
 def _units(text: str) -> set[str]:
-    from .index import _stem, query_terms
+    from .index_words import _stem, query_terms
 
     out = set()
     for t in query_terms(normalise(text)):

@@ -7,13 +7,13 @@ Two facts shape this module:
 - Writers serialise on one inter-process file lock (`<root>/automem/write.lock`), and the neighbour lookup that
   decides duplicate / update / new runs under that same lock.
 
-This module opens, locks, reads and writes the memories. Forgetting (`Store.forget`, the tombstones) is
-`automem.core.forgetting`, mixed into `Store`.
+This module opens, locks, reads and writes the memories. Three parts of `Store` are mixins of their own modules:
+searching and recall (`automem.core.searching`), keeping the recall index in step (`automem.core.indexing`), and
+forgetting (`Store.forget`, the tombstones: `automem.core.forgetting`).
 """
 
 from __future__ import annotations
 
-import math
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,19 +23,19 @@ from ..config import Config, load_config
 from ..errors import AutomemError, StoreError
 from ..paths import Location, make_private, write_private
 from .forgetting import Forgetting
+from .indexing import Indexing
 from .memory import HELD, METADATA_KEYS, OPTIONAL_KEYS, Memory, change_stamp
-from .visibility import OWNER, matches, visible_where
+from .searching import Searching
+from .visibility import OWNER, visible_where
 
 COLLECTION = "memories"
 _STATUS_RANK = {"active": 0, "superseded": 1, "forgotten": 2}  # update_metadata never moves a status down
 LOCK_TIMEOUT_S = 120.0
 _PAGE = 1000
-SEARCH_POOL = 40  # unfiltered neighbours fetched before falling back to a filtered (slow) query
-WIDE_POOL = 1000  # the widest unfiltered query tried before the filtered one
 SCHEMA_VERSION = 2  # 2: every memory has a `scope` (automem.core.memory.OWNER for the owner's)
 
 
-class Store(Forgetting):
+class Store(Searching, Indexing, Forgetting):
     """Memories of every profile under one root. Thread-safe; safe across processes (see module docstring)."""
 
     def __init__(self, location: Location, config: Config | None = None):
@@ -110,21 +110,6 @@ class Store(Forgetting):
             self._tidy_files()
             self._index_an_empty_store()
             self._check_index()
-
-    def _check_index(self) -> None:
-        """On every open: an index that misses records Chroma holds (or holds rows it lost) is marked stale, so its
-        next reader rebuilds it, even a fresh process that reads the index alone."""
-        from . import index
-
-        try:
-            gap = self.index_gap()
-            if gap is not None:
-                from ..log import log_event
-
-                log_event(self.location, "index_gap", indexed=gap[0], stored=gap[1], generation=self.generation())
-                index.mark_stale(self.location)
-        except Exception:  # noqa: BLE001 - a check: the index is derived, the next reader tries again
-            pass
 
     @contextmanager
     def _first_open_lock(self) -> Iterator[None]:
@@ -228,85 +213,6 @@ class Store(Forgetting):
         with self._thread_lock:
             self._close_client()
             self._tidy_after_read(wait=1.0)
-
-    # -- the recall index (automem.core.index): kept current by every write, rebuilt when found stale ----------
-    def _index(self, put: Sequence[Memory] = (), drop: Sequence[str] = ()) -> None:
-        """The index's half of a write (under the write lock, before Chroma's half)."""
-        from . import index
-
-        try:
-            index.apply(self.location, put, drop, generation=self.generation() if self.backend == "embedded" else None)
-        except Exception as exc:  # noqa: BLE001 - the index is derived: its next reader rebuilds it
-            from ..log import log_event
-
-            log_event(self.location, "index_write_failed", error=f"{exc.__class__.__name__}: {exc}")
-            try:
-                index.mark_stale(self.location)
-            except Exception:  # noqa: BLE001
-                pass
-
-    def ensure_index(self) -> bool:
-        """Make the recall index reflect the store: on the embedded store rebuild it when it does not (another
-        generation, or not every record counted: `index_gap`); on a server sync it (`automem.core.sync`: what changed
-        since the last sync) when its last sync is older than `server_sync_s`. Returns whether it changed anything."""
-        from . import index
-
-        if self.backend == "server":
-            from . import sync
-
-            report = sync.sync(self.location, self.config, reconcile=True)
-            return bool(report.full or report.applied)
-        self.refresh()  # opening (after another process wrote) checks what the index covers: `_check_index`
-        gen = self.generation()
-        if index.is_fresh(self.location, gen) and self.index_gap() is None:
-            return False
-        with self.lock():
-            gen = self.generation()
-            if index.is_fresh(self.location, gen) and self.index_gap() is None:
-                return False
-            self.rebuild_index()
-        return True
-
-    def rebuild_index(self) -> int:
-        """Rebuild the recall index from every record of the store, under the write lock. Returns the memories
-        indexed."""
-        from . import index
-
-        if self.backend == "server":  # every record read again from the server (`automem.core.sync`)
-            from . import sync
-
-            sync.sync(self.location, self.config, force=True, full=True)
-            return len(index.items(self.location))
-        with self.lock():
-            return index.rebuild(self.location, self.iter_records(), str(self.generation()))
-
-    def index_gap(self) -> tuple[int, int] | None:
-        """(ids the index accounts for, records in the store) when an index that calls itself current for this
-        generation does not account for every record (a batch it never saw, rows lost behind its back); None when
-        it does, or cannot be compared (not current: it is rebuilt anyway; a server: other machines write). One
-        count of Chroma's and two reads of the index, once per generation (recall asks on every call)."""
-        from . import index
-
-        if self.backend != "embedded" or self._index_whole == self.generation():
-            return None
-        gen = str(self.generation())
-        seen = index.covered(self.location)
-        if seen is None or seen[0] != gen:
-            return None
-        with self._thread_lock:
-            if self._collection is None:
-                self.refresh()
-            try:
-                total = int(self._collection.count())
-            except Exception:  # noqa: BLE001 - a store that cannot count is reported by the read that follows
-                return None
-        again = index.covered(self.location)
-        if again is None or again[0] != gen or str(self.generation()) != gen:
-            return None  # a writer moved on meanwhile: no verdict
-        if again[1] != total:
-            return again[1], total
-        self._index_whole = int(gen)
-        return None
 
     def __enter__(self) -> "Store":
         return self
@@ -415,142 +321,6 @@ class Store(Forgetting):
         owner) with this store's shared wings (see automem.core.visibility)."""
         return visible_where(profile, self.config.shared_wings, wing=wing, wings=wings, extra=extra,
                              include_hidden=include_hidden, scopes=scopes, inherit=inherit)
-
-    def search(self, text: str | None = None, *, embedding: Sequence[float] | None = None, k: int = 5,
-               profile: str | None = None, wing: str | None = None, wings: Iterable[str] | None = None,
-               where: dict | None = None, include_hidden: bool = False, scopes: Sequence[str] | None = (OWNER,),
-               inherit: bool = True) -> list[tuple[Memory, float]]:
-        """Visible memories nearest to `text` (or `embedding`), nearest first, as (memory, cosine distance)."""
-        if embedding is None:
-            if not text:
-                return []
-            embedding = self.embed([text])[0]
-        flt = self.where(profile, wing=wing, wings=wings, extra=where, include_hidden=include_hidden, scopes=scopes,
-                         inherit=inherit)
-        k = max(1, k)
-        if not flt:
-            return self._query(embedding, k)
-        if self.backend == "embedded" and not include_hidden:
-            found = self._nearest_by_index(embedding, k, flt)
-            if found is not None:
-                return found
-        # Fast path: the nearest memories unfiltered, filtered here. Exact whenever it yields k visible ones (every
-        # visible memory nearer than the k-th is among them). When too few were visible, a wider unfiltered query
-        # sized by the visible share just seen (`next_pool`); Chroma's filtered query last.
-        pool: int | None = max(SEARCH_POOL, 4 * k)
-        while pool is not None:
-            hits = self._query(embedding, pool)
-            visible = [(m, d) for m, d in hits if matches(m.metadata(), flt)]
-            if len(visible) >= k or len(hits) < pool:
-                return visible[:k]
-            pool = next_pool(pool, k, len(visible), reads_metadata=True)
-        return self._query(embedding, k, flt)
-
-    def _query(self, embedding: Sequence[float], n: int, where: dict | None = None,
-               ids_only: bool = False) -> list[tuple[Any, float]]:
-        """One Chroma vector query: the `n` nearest (filtered by `where` when given) as (memory, cosine distance),
-        or with `ids_only` as (id, distance) without reading documents or metadata."""
-        include = ["distances"] if ids_only else ["documents", "metadatas", "distances"]
-        with self._thread_lock:
-            try:
-                res = self.collection.query(query_embeddings=[list(embedding)], n_results=n, where=where or None,
-                                            include=include)
-            except Exception as exc:
-                raise self._failure("search failed", exc) from None
-            self._tidy_after_read()
-        if ids_only:
-            return [(i, float(dist)) for i, dist in zip(res["ids"][0], res["distances"][0])]
-        return [(Memory.read(i, d, m), float(dist)) for i, d, m, dist in
-                zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])]
-
-    def _nearest_by_index(self, embedding: Sequence[float], k: int, flt: dict) -> list[tuple[Memory, float]] | None:
-        """The k nearest memories passing `flt`, with visibility read from the recall index: Chroma's unfiltered
-        query for ids and distances only, then the records of the first k visible ones. Reading metadata is most of
-        a query's cost (at 100k memories: 160 ids 4 ms, with their metadata 35 ms; a filtered query 0.3-0.6 s),
-        so the cost no longer follows the pool's size or the store's. Exact: every visible memory nearer than the
-        k-th visible hit is among the hits; Chroma's filtered query when even WIDE_POOL neighbours hold too few.
-        None when the index cannot answer (the caller reads metadata instead)."""
-        from . import index
-
-        if not index.is_fresh(self.location, self.generation()):
-            return None  # a reader rebuilds it (recall does, first); a write never waits for that
-        pool: int | None = max(SEARCH_POOL, 4 * k)
-        while pool is not None:
-            hits = self._query(embedding, pool, ids_only=True)
-            ok = index.visible_ids(self.location, [i for i, _ in hits], flt)
-            if ok is None:
-                return None
-            chosen = [(i, d) for i, d in hits if i in ok]
-            if len(chosen) >= k or len(hits) < pool:
-                break
-            pool = next_pool(pool, k, len(chosen), reads_metadata=False)
-        else:
-            return self._query(embedding, k, flt)
-        chosen = chosen[:k]
-        records = self.get([i for i, _ in chosen])
-        if len(records) != len(chosen) or not all(matches(m.metadata(), flt) for m in records):
-            return None  # the index and the store disagree (a write in flight): read the store's own metadata
-        return [(m, d) for m, (_, d) in zip(records, chosen)]
-
-    def recall(self, query: str, *, k: int = 5, profile: str | None = None, wing: str | None = None,
-               wings: Iterable[str] | None = None, where: dict | None = None,
-               scopes: Sequence[str] | None = (OWNER,)) -> list[tuple[Memory, float]]:
-        """What a person asking `query` should be shown: the nearest memories and the recall index's keyword
-        matches, fused and re-ranked by shared concepts (`automem.core.ranking.fuse`). The one ranking of search,
-        prefetch, the tools and kanban recall. The write path keeps using plain `search`: its decisions are about
-        distance."""
-        from . import index
-        from .ranking import fuse
-
-        if not query or not query.strip():
-            return []
-        query = index.bound_query(query)  # a pasted log costs what a long question costs
-        pool = max(self.config.recall_pool, k)
-        embedding = self.embed([query])[0]
-        indexed = False
-        if self.config.recall_keyword_weight > 0:
-            try:
-                self.ensure_index()  # before the vector half: it reads visibility there too
-                indexed = True
-            except AutomemError:  # no index: the vector half alone; a server's index that could not sync: as is
-                indexed = self.backend == "server" and index.index_path(self.location).exists()
-        vector_hits = self.search(embedding=embedding, k=pool, profile=profile, wing=wing, wings=wings, where=where,
-                                  scopes=scopes)
-        if self.backend == "server":  # a race's loser, still active on the server, is not shown (convergence)
-            lost = index.raced(self.location, [m.id for m, _ in vector_hits])
-            vector_hits = [(m, d) for m, d in vector_hits if m.id not in lost]
-        keyword_hits: list[tuple[Memory, float, float]] = []
-        if indexed:
-            try:
-                flt = self.where(profile, wing=wing, wings=wings, extra=where, scopes=scopes)
-                found, weights = index.keyword_search(self.location, query, flt, limit=pool)
-            except (ValueError, AutomemError):
-                found, weights = [], {}  # a filter the index cannot express: the vector half alone
-            keyword_hits = self._with_distances(found, embedding, {m.id: d for m, d in vector_hits})
-        else:
-            weights = {}
-        return fuse(query, vector_hits, keyword_hits, lambda m: m.id, lambda m: m.text, k,
-                    self.config.recall_keyword_weight, self.config.recall_rerank_weight,
-                    coverage=lambda text: index.coverage(weights, text))
-
-    def _with_distances(self, found, embedding, known: dict[str, float]) -> list[tuple[Memory, float, float]]:
-        """Keyword hits (index items, BM25) as (memory, BM25, cosine distance to `embedding`)."""
-        import numpy as np
-
-        missing = [item.id for item, _ in found if item.id not in known]
-        records: dict[str, Memory] = {}
-        dists = dict(known)
-        if found:
-            with self._thread_lock:
-                res = self._read("read", lambda: self.collection.get(
-                    ids=[item.id for item, _ in found], include=["documents", "metadatas", "embeddings"]))
-            q = np.asarray(embedding, dtype=np.float32)
-            for i, d, m, e in zip(res["ids"], res["documents"], res["metadatas"], res["embeddings"]):
-                records[i] = Memory.read(i, d, m)
-                if i in missing:
-                    dists[i] = float(1.0 - float(np.dot(q, np.asarray(e, dtype=np.float32))))
-        return [(records[item.id], score, dists[item.id]) for item, score in found
-                if item.id in records and records[item.id].status == "active"]
 
     def get(self, ids: Sequence[str]) -> list[Memory]:
         """Memories by id, whatever their status, in the order asked (missing ids are left out)."""
@@ -772,20 +542,6 @@ class Store(Forgetting):
             per_status[mem.status] = per_status.get(mem.status, 0) + 1
         return {"total": total, "by_profile": per_profile, "active_by_wing": per_wing, "by_status": per_status,
                 "backend": self.backend}
-
-
-def next_pool(pool: int, k: int, visible: int, *, reads_metadata: bool) -> int | None:
-    """How many nearest neighbours the next unfiltered query asks for, when `visible` of the `pool` nearest passed
-    the filter and k are wanted: twice what the visible share seen suggests, at most WIDE_POOL. None: Chroma's
-    filtered query answers instead (its cost follows how many memories the filter matches: 0.3-0.6 s at 100k for
-    one profile's share) - past WIDE_POOL, and, where each neighbour's metadata is read (most of a query's cost),
-    as soon as the share seen is nil or asks for more than WIDE_POOL."""
-    if pool >= WIDE_POOL:
-        return None
-    wider = math.ceil(2 * pool * k / visible) if visible else WIDE_POOL + 1
-    if reads_metadata and wider > WIDE_POOL:
-        return None
-    return min(WIDE_POOL, wider)
 
 
 def read_generation(location: Location) -> int:

@@ -8,8 +8,8 @@
   by one batched judge call).
 - `extract_now()` runs the pipeline on a transcript at once (the CLI's `automem extract`), through the spool, so a
   failed LLM call leaves the job there for a retry instead of losing it.
-- `drain()`, `spawn_detached_drainer()`, `start_background_drainer()`: the drainers of `automem.extract.spool`, wired to
-  `process_job`.
+- `drain()`, `spawn_detached_drainer()`, `start_background_drainer()`: the drainers of `automem.extract.drainer`,
+  wired to `process_job`.
 """
 
 from __future__ import annotations
@@ -27,22 +27,17 @@ from ..core.provenance import OWNER_SPEAKER, Evidence, excerpt_of, source_turn, 
 from ..errors import AutomemError
 from ..log import log_event
 from ..paths import Location
-from .parse import Item
-from .prompt import build_judge_messages, build_messages, known_context
-from .spool import (
+from .drainer import (
     BackgroundDrainer,
     DrainReport,
-    Job,
     drain as _drain,
     drain_single,
-    enqueue_job,
-    is_done,
-    job_id,
-    job_path,
     process_one,
     spawn_detached_drainer as _spawn,
-    write_atomic,
 )
+from .parse import Item
+from .prompt import build_judge_messages, build_messages, known_context
+from .spool import Job, enqueue_job, is_done, job_id, job_path, write_atomic
 from .transcript import Transcript, prepare_with
 
 KNOWN_WINGS = ("user", "instruction")
@@ -290,7 +285,7 @@ _CANDIDATE_FIELDS = ("text", "wing", "profile", "room", "scope", "added_by", "se
 
 def queue_adds(location: Location, candidates: Sequence[Any], *, judge: bool = True) -> str:
     """Put memories the store could not take now (the Chroma server did not answer) in the spool, as one job that
-    every drainer retries until the server answers (`automem.extract.spool`). Returns the job id."""
+    every drainer retries until the server answers (`automem.extract.drainer`). Returns the job id."""
     from .spool import add_job_id
 
     rows = [{f: getattr(c, f) for f in _CANDIDATE_FIELDS} for c in candidates]
