@@ -1,6 +1,6 @@
 """automem: automatic long-term memory for Hermes Agent.
 
-The public Python API is `automem.Memories` (automem/api.py, docs/api.md) with its result types and automem's
+The public Python API is `automem.Memories` (automem/api/, docs/api.md) with its result types and automem's
 exceptions (automem.errors); everything else is internal and may change.
 
 Importing this package is cheap on purpose: Hermes loads the plugin on every start, so chromadb and the

@@ -1,225 +1,28 @@
-"""The public Python API: `automem.Memories`, and the results it returns.
-
-    from automem import Memories
-
-    with Memories(hermes_home="/tmp/hermes-demo") as mem:
-        mem.remember("项目统一用Python 3.11", category="instruction")
-        decision = mem.remember("项目改用Python 3.12", category="instruction")   # decision.action == "update"
-        for hit in mem.search("which Python does the project use?"):
-            print(hit.text, hit.distance)
-
-One `Memories` is one Hermes root and profile, speaking for one person (`user=`, the owner by default). Each method
-is the function the CLI, the Hermes provider and the dashboard call: the write path (duplicate / update / new; secrets
-and personal data refused), the visibility rules (who sees what), forget's erasure (every copy), export and import
-with their checks. Nothing here decides on its own. Results are frozen dataclasses; errors are automem's own
-exceptions (automem.errors), each with a one-line message that says what to do.
-
-Layer: above automem.hermes and automem.ops (it imports automem.hermes.gateway for `user=`, automem.ops.transfer for
-export / import, automem.extract for the LLM judge, automem.core for the rest); the CLI and the dashboard sit on it.
-Heavy modules (chromadb, the embedding model) load on first use, never on import.
-"""
+"""`automem.Memories`: the memories of one Hermes root and profile, as one person sees them. Each method is the
+function the CLI, the Hermes provider and the dashboard call (automem/api/__init__.py says how it is layered); what
+the methods return is in automem/api/results.py."""
 
 from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Mapping, Sequence
 
-from .errors import AutomemWarning, NotFound, Refused, UsageError
-from .paths import Location, profile_name_problem
+from ..errors import AutomemWarning, NotFound, Refused, UsageError
+from ..paths import Location, profile_name_problem
+from .results import CATEGORIES, WING_OF, Decision, HeldMemory, Hit, MemoryView, Pinned, Recall, Step
 
 if TYPE_CHECKING:
-    from .config import Config
-    from .core.memory import Memory
-    from .core.sharing import ShareResult
-    from .core.store import Store
-    from .ops.transfer import ImportReport
+    from ..config import Config
+    from ..core.memory import Memory
+    from ..core.sharing import ShareResult
+    from ..core.store import Store
+    from ..ops.transfer import ImportReport
 
-CATEGORIES = ("persona", "episodic", "instruction")
-# The category names, and the wing names the CLI and the export use for them ("user" is persona).
-_WING = {"persona": "user", "user": "user", "episodic": "episodic", "instruction": "instruction"}
-_CATEGORY = {"user": "persona", "episodic": "episodic", "instruction": "instruction"}
-# How a memory entered the store, by the room it was written in (the names issue 30's evidence `origin` uses).
-_ORIGIN = {"auto-extract": "extraction", "builtin-mirror": "mirror", "kanban": "kanban", "tool": "tool", "cli": "cli",
-           "import": "import"}
 MAX_CHAIN = 20  # steps `show` follows each way along a chain of updates
-_View = TypeVar("_View", bound="MemoryView")
 
 
-# -- results ------------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Decision:
-    """What the write path did with one text.
-
-    `action`: "new" (stored), "duplicate" (already known: `id` is the memory that holds it, now marked as said
-    again), "update" (stored, and the older value `matched_id` superseded), "rejected" (not stored: `reason` says
-    why; `remember` raises `automem.errors.Refused` instead of returning one) or "held" (an injection-shaped text
-    from a conversation, kept for the owner's review; never from this API, whose writes are the owner's own).
-    """
-
-    action: str
-    id: str | None
-    matched_id: str | None
-    reason: str
-    text: str
-    category: str
-    profile: str
-    scope: str  # whose memory: "" the owner's, "user:<platform>:<id>" a person's, "chat:..." a chat's
-
-    @classmethod
-    def _of(cls, d: Any) -> Decision:
-        return cls(d.action, d.id, d.matched_id, d.reason, d.text, _CATEGORY.get(d.wing, d.wing), d.profile, d.scope)
-
-    @property
-    def stored(self) -> bool:
-        """Whether the fact is in the store now (new, duplicate or update)."""
-        return self.action in ("new", "duplicate", "update")
-
-    def to_json(self) -> dict[str, Any]:
-        """As `automem add --json` prints it."""
-        return {"id": self.id, "matched_id": self.matched_id, "reason": self.reason, "text": self.text,
-                "wing": _WING.get(self.category, self.category), "profile": self.profile, "scope": self.scope,
-                "decision": self.action}
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search result: a memory the reader may see, nearest first. `distance` is the cosine distance between
-    the query and the memory (0 the same meaning, 1 unrelated); the order is the hybrid ranking's (meaning and
-    shared words), the one Hermes' recall uses."""
-
-    id: str
-    text: str
-    category: str
-    profile: str
-    scope: str
-    distance: float
-    updated_at: int  # unix seconds: when it was last stored or said again
-    pinned: bool = False
-    _json: dict = field(default_factory=dict, repr=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        """As `automem search --json` prints it: the whole record, and the distance."""
-        return dict(self._json)
-
-
-@dataclass(frozen=True)
-class Step:
-    """One link of a memory's chain: a value it replaced, or what replaced it. `memory` is None (and `text` None)
-    when that memory was forgotten since."""
-
-    id: str
-    link: str  # "updated_from" (a value this one replaced) or "superseded_by" (what replaced this one)
-    at: int  # unix seconds: when the older value was superseded
-    text: str | None
-    reason: str = ""
-    memory: MemoryView | None = None
-
-
-@dataclass(frozen=True)
-class MemoryView:
-    """One memory as `list` and `show` return it, with where it came from.
-
-    `status`: "active" (recalled), "superseded" (replaced by `superseded_by`; kept as history, never recalled) or
-    "forgotten" (words deleted: `text` is None, only the id and where it was remain). `origin` is how it entered the
-    store: "extraction" (from a conversation), "tool" (the agent's memory tool), "mirror" (Hermes' built-in memory),
-    "kanban" (a task run), "cli" (typed by the owner: the CLI and this API), "import". `replaced` / `replaced_by` are
-    filled by `show`.
-    """
-
-    id: str
-    text: str | None
-    category: str
-    profile: str
-    scope: str
-    status: str
-    pinned: bool = False
-    shared: bool = False  # an owner's instruction confirmed for everyone (`share`)
-    created_at: int = 0
-    updated_at: int = 0
-    superseded_by: str | None = None
-    origin: str = ""
-    added_by: str = ""  # "cli", "api", "agent", "extract" ...
-    session_id: str | None = None
-    task_id: str | None = None
-    job: str | None = None
-    restated: int = 0  # how often it was said again after it was first stored
-    replaced: tuple[Step, ...] = ()
-    replaced_by: tuple[Step, ...] = ()
-    _json: dict = field(default_factory=dict, repr=False, compare=False)
-
-    @classmethod
-    def _of(cls: type[_View], m: Memory, **more: Any) -> _View:
-        from .core.memory import AUDIENCE_EVERYONE
-
-        return cls(m.id, m.text, m.category, m.profile, m.scope, m.status, bool(m.pinned),
-                   (m.audience or "") == AUDIENCE_EVERYONE, int(m.created_at or 0), int(m.updated_at or 0),
-                   m.superseded_by or None, _ORIGIN.get(m.room, m.room or ""), m.added_by or "",
-                   m.session_id or None, m.task_id or None, m.job or None, int(m.restated or 0), _json=m.to_json(),
-                   **more)
-
-    @classmethod
-    def _of_tombstone(cls, t: Mapping[str, Any]) -> MemoryView:
-        from .ops.transfer import tombstone_json
-
-        wing = str(t.get("wing") or "")
-        return cls(str(t["id"]), None, _CATEGORY.get(wing, wing), str(t.get("profile") or ""),
-                   str(t.get("scope") or ""), "forgotten", created_at=int(t.get("created_at") or 0),
-                   updated_at=int(t.get("forgotten_at") or 0), origin=_ORIGIN.get(str(t.get("room") or ""), ""),
-                   task_id=t.get("task_id") or None, _json=tombstone_json(dict(t)))
-
-    def to_json(self) -> dict[str, Any]:
-        """As `automem list --json` prints it (a forgotten one: its tombstone, no text)."""
-        out = dict(self._json)
-        if self.replaced or self.replaced_by:
-            out["replaced"] = [_step_json(s) for s in self.replaced]
-            out["replaced_by"] = [_step_json(s) for s in self.replaced_by]
-        return out
-
-
-@dataclass(frozen=True)
-class HeldMemory(MemoryView):
-    """A memory the write path held back for the owner's review (an injection-shaped text from a conversation):
-    `reason` names what it looked like (never its words). `accept_held` stores it, `reject_held` forgets it."""
-
-    reason: str = ""
-
-
-@dataclass(frozen=True)
-class Pinned:
-    """One memory `pin` / `unpin` acted on, and whether its mark changed (False: it was already so)."""
-
-    memory: MemoryView
-    changed: bool
-
-
-@dataclass(frozen=True)
-class Recall:
-    """What Hermes puts in the agent's prompt for this profile and person: `block`, the system-prompt block
-    (pinned memories first, then the most useful persona and instructions, within the budget), and `prefetch`,
-    the memories relevant to the query (none that are already in the block). `ids` are every memory shown."""
-
-    block: str
-    prefetch: str
-    ids: tuple[str, ...]
-
-    @property
-    def text(self) -> str:
-        return "\n\n".join(part for part in (self.block, self.prefetch) if part)
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def _step_json(s: Step) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": s.id, "link": s.link, "at": s.at, "reason": s.reason, "text": s.text}
-    out["status"] = s.memory.status if s.memory is not None else "forgotten"
-    return out
-
-
-# -- the API ------------------------------------------------------------------------------------------------------
 def _warn(kind: str, message: str) -> None:
     text = {"judge": f"the LLM judge could not be asked ({message}); the offline rules decided (judge=False "
                      f"skips it)"}.get(kind, message)
@@ -233,7 +36,7 @@ def _scope_of(user: str | None) -> str:
     if not isinstance(user, str):
         raise UsageError(f"user must be a string such as 'telegram:123456789' or None (the owner), not "
                          f"{type(user).__name__}")
-    from .hermes.gateway import user_scope_of
+    from ..hermes.gateway import user_scope_of
 
     try:
         return user_scope_of(user)
@@ -244,7 +47,7 @@ def _scope_of(user: str | None) -> str:
 def _wing_of(category: str | None) -> str | None:
     if category is None:
         return None
-    wing = _WING.get(category) if isinstance(category, str) else None
+    wing = WING_OF.get(category) if isinstance(category, str) else None
     if wing is None:
         raise UsageError(f"category {category!r}: expected one of {', '.join(CATEGORIES)}")
     return wing
@@ -356,7 +159,7 @@ class Memories:
     # -- opening and closing -----------------------------------------------------------------------------------
     def _load_config(self) -> Config:
         if self._config is None:
-            from .config import load_config
+            from ..config import load_config
 
             self._config = load_config(self._location)
             for warning in self._config.warnings:
@@ -365,7 +168,7 @@ class Memories:
 
     def _open_store(self) -> Store:
         if self._owned is None:
-            from .core.store import Store
+            from ..core.store import Store
 
             self._owned = Store(self._location, self._load_config())
         return self._owned
@@ -416,8 +219,8 @@ class Memories:
         return self._remember(self._candidates(items, category), judge)
 
     def _candidates(self, items: Iterable[str | Mapping[str, Any]], category: str) -> list:
-        from .core.provenance import OWNER_SPEAKER, Evidence
-        from .core.write_path import Candidate
+        from ..core.provenance import OWNER_SPEAKER, Evidence
+        from ..core.write_path import Candidate
 
         default_wing = _wing_of(category)
         # typed in on purpose: the words are the memory itself, so the evidence is who typed them and how
@@ -443,7 +246,7 @@ class Memories:
                     wing = item["wing"]  # the CLI's name for the category
                 else:
                     raw = item.get("category", category)
-                    wing = _WING.get(raw, raw) if isinstance(raw, str) else str(raw)
+                    wing = WING_OF.get(raw, raw) if isinstance(raw, str) else str(raw)
                 problem = profile_name_problem(profile)
                 if problem:
                     raise UsageError(f"item {n}: {problem}")
@@ -459,12 +262,12 @@ class Memories:
         """Queue memories for the write path when the store cannot take them now (a Chroma server that does not
         answer: `automem.errors.StoreUnavailable`): one spool job that every drainer retries until the server
         answers, then stored exactly as `remember_many` would. Items as `remember_many`'s. Returns the job id."""
-        from .extract.pipeline import queue_adds
+        from ..extract.pipeline import queue_adds
 
         return queue_adds(self._location, self._candidates(items, category), judge=judge)
 
     def _remember(self, cands: list, judge: bool) -> List[Decision]:
-        from .core.write_path import remember
+        from ..core.write_path import remember
 
         if not cands:
             return []
@@ -477,7 +280,7 @@ class Memories:
 
     def _judge(self, details: dict) -> Any:
         """The LLM judge for this Memories' writes: the backend extraction would use (None for the offline rules)."""
-        from .extract.pipeline import judge_for
+        from ..extract.pipeline import judge_for
 
         return judge_for(self._location, self._config_of(), origin="cli", details=details)
 
@@ -486,7 +289,7 @@ class Memories:
         its index, the log, queued jobs); only the id and a hash stay, so automatic sources cannot bring them back
         (an explicit `remember` can). {id: True if forgotten now, False if it already was}. An unknown id refuses
         the whole call (NotFound); with `user=`, so does a memory that is not that person's."""
-        from .core.curation import forget_ids
+        from ..core.curation import forget_ids
 
         wanted = _ids(ids, "forget")
         scope = self._scope if self._user is not None else None
@@ -502,7 +305,7 @@ class Memories:
         return self._set_pinned(ids, False)
 
     def _set_pinned(self, ids: Sequence[str], value: bool) -> List[Pinned]:
-        from .core.curation import set_pinned
+        from ..core.curation import set_pinned
 
         mems, changed = set_pinned(self._store_of(), _ids(ids, "pin" if value else "unpin"), self.profile,
                                    self._scope, value)
@@ -520,7 +323,7 @@ class Memories:
         return self._share(ids, False)
 
     def _share(self, ids: Sequence[str], everyone: bool) -> ShareResult:
-        from .core import sharing
+        from ..core import sharing
 
         verb = "share" if everyone else "unshare"
         if self._user is not None:
@@ -535,7 +338,7 @@ class Memories:
     def accept_held(self, *ids: str, judge: bool = True) -> List[Decision]:
         """Store memories held for review (see `review`) through the write path, as their source would have: one
         Decision each, in order. NotFound for an id that is not held."""
-        from .core import review
+        from ..core import review
 
         details: dict = {}
         wanted = list(dict.fromkeys(_ids(ids, "accept")))
@@ -548,7 +351,7 @@ class Memories:
     def reject_held(self, *ids: str) -> dict[str, bool]:
         """Forget memories held for review for good (automatic sources cannot hold them again).
         {id: True if forgotten now}."""
-        from .core import review
+        from ..core import review
 
         return review.reject(self._store_of(), _ids(ids, "reject"), by=self._by)
 
@@ -558,8 +361,8 @@ class Memories:
         exported (ids, metadata), each text checked as `remember` checks it. An invalid line imports nothing
         (UsageError naming the line) unless `skip_invalid`: then the report lists it. A memory forgotten here
         since the export was made stays forgotten unless `restore_forgotten`. (`import` is Python's keyword.)"""
-        from .ops.jsonl import jsonl_objects
-        from .ops.transfer import MAX_LINE_BYTES, plan_import, run_import
+        from ..ops.jsonl import jsonl_objects
+        from ..ops.transfer import MAX_LINE_BYTES, plan_import, run_import
 
         self._owner_only("import")
         if isinstance(source, (bytes, bytearray)):
@@ -592,7 +395,7 @@ class Memories:
         """What Hermes would put in the agent's prompt now, for this profile and person: the system-prompt block,
         and for `query` (a user message) the relevant memories not already in the block. Counted as shown, as
         Hermes' recall is (a ranking signal of the block)."""
-        from .core.recall import prefetch_block, system_prompt_block
+        from ..core.recall import prefetch_block, system_prompt_block
 
         if not isinstance(query, str):
             raise UsageError(f"query must be a string, not {type(query).__name__}")
@@ -633,12 +436,12 @@ class Memories:
             raise NotFound(f"memory {memory_id} was forgotten: its words are deleted, only the id stays"
                            if forgotten else f"no memory with id {memory_id} (see `automem list --all`)")
         m = found[0]
-        from .core.memory import HELD
+        from ..core.memory import HELD
 
         if m.status == HELD:
             raise NotFound(f"{memory_id} is held for review, not stored (`review` lists it with the reason)")
         if self._user is not None:
-            from .core.visibility import is_visible
+            from ..core.visibility import is_visible
 
             meta = {**m.metadata(), "status": "active"}  # a superseded value of one's own is part of one's history
             if not is_visible(meta, self.profile, store.config.shared_wings, scopes=(self._scope,)):
@@ -653,7 +456,7 @@ class Memories:
         and the chain of values it replaced and that replaced it: an `automem.core.history.Shown` (`to_json()`).
         The owner sees any memory of the root; a person only what they may see (the owner's shared instructions
         without their source or chain). NotFound for an unknown or forgotten id."""
-        from .core.history import show
+        from ..core.history import show
 
         if not isinstance(memory_id, str) or not memory_id:
             raise UsageError("history: give one memory id (a string such as 'm_3f2a...')")
@@ -667,7 +470,7 @@ class Memories:
         with reason "edited" (its history says so). A person corrects only their own memories. Raises Refused
         (nothing changed) for a text the write path will not store or that would change the memory's category,
         NotFound for an unknown id."""
-        from .core.write_path import edit
+        from ..core.write_path import edit
 
         if not isinstance(memory_id, str) or not memory_id or not isinstance(text, str):
             raise UsageError("edit: give a memory id and the corrected text (strings)")
@@ -680,7 +483,7 @@ class Memories:
     def review(self, *, all_profiles: bool = False, all_users: bool = False) -> List[HeldMemory]:
         """What the write path held back as injection-shaped (from conversations; never shown to the model), newest
         first, each with the reason. This profile's and person's unless `all_profiles` / `all_users`."""
-        from .core import review
+        from ..core import review
 
         items = review.held_memories(self._store_of(), profile=None if all_profiles else self.profile,
                                      scope=None if all_users else self._scope)
@@ -689,7 +492,7 @@ class Memories:
     def owner_instructions(self, *, all_profiles: bool = False) -> List[MemoryView]:
         """The owner's active instructions (this profile's, or every profile's), newest first; `shared` says which
         are confirmed for everyone. What `share` acts on."""
-        from .core import sharing
+        from ..core import sharing
 
         store = self._store_of()
         profile = None if all_profiles else self.profile
@@ -701,7 +504,7 @@ class Memories:
         """Write every memory of every profile and person to `path` as JSON lines (owner-only file; secrets
         redacted), with `forgotten` also the forgotten ones' ids and hashes (never words). Returns the number of
         lines. Only the owner (user=None) exports: the file holds everyone's memories."""
-        from .ops.transfer import check_export_target, export_to_file
+        from ..ops.transfer import check_export_target, export_to_file
 
         self._owner_only("export")
         target = os.fspath(path)
@@ -710,7 +513,7 @@ class Memories:
 
     def export_lines(self, *, forgotten: bool = False) -> Iterator[str]:
         """The export as JSON lines (without newlines), for a stream."""
-        from .ops.transfer import export_lines
+        from ..ops.transfer import export_lines
 
         self._owner_only("export")
         return iter(export_lines(self._store_of(), forgotten=forgotten))
@@ -751,6 +554,3 @@ def _replaced_by(store: Store, m: Memory) -> list[Step]:
         steps.append(Step(nxt, "superseded_by", int(cur.updated_at or 0), found[0].text, "", MemoryView._of(found[0])))
         cur = found[0]
     return steps
-
-
-__all__ = ["Memories", "Decision", "Hit", "MemoryView", "HeldMemory", "Pinned", "Recall", "Step", "CATEGORIES"]
