@@ -7,12 +7,13 @@
 write: the cost of one write through the write path (`remember`) on a store of --size memories: a new memory, a
     restatement (the same text again: a duplicate), an update (a changed version: the old one superseded), and a
     job-like batch of 5 candidates (2 new, 2 restated, 1 update); p50 and p90 ms (and CPU p50) of --writes each, in
-    one process, model loaded and store warm. The store is filled once (`Store.import_memories` of
-    scripts/stress_store.py's memory bank, real embeddings) into --cache and copied for every run, so a run on
-    another commit measures the same store. Where the checked-out code has `Candidate.evidence`, every candidate
-    carries one (as extraction gives it): run it on the commit before provenance and on this one to compare (on an
-    older commit, copy scripts/ into a `git worktree` of it and run from there; see docs/provenance.md).
-    --precompute embeds every text before timing, so what is timed is the write path and Chroma alone.
+    one process, model loaded and store warm (a search and a recall first). The store is filled once
+    (`Store.import_memories` of scripts/stress_store.py's memory bank, real embeddings) into --cache and copied for
+    every run, so a run on another commit measures the same store. Where the checked-out code has
+    `Candidate.evidence`, every candidate carries one (as extraction gives it): run it on the commit before
+    provenance and on this one to compare (on an older commit, copy scripts/ into a `git worktree` of it and run
+    from there; see docs/provenance.md). --precompute embeds every text before timing, so what is timed is the
+    write path and Chroma alone.
 show: `automem.core.history.show` latency on a store of --size memories (filled with `Store.write_records` and
     random unit vectors: show reads records, never vectors), three fifths of them in update chains of 3 values (the
     newest restated and pinned): p50 / p95 / max over --shows ids, half chain heads, half plain ones.
@@ -87,6 +88,8 @@ def bench_write(size: int, writes: int, cache: Path, precompute: bool = False) -
         store = Store(Location.resolve(str(root)), Config())
         store.embed(["warm up the model"])
         store.search("warm up the store", k=5, profile="default")
+        # recall reads the recall index: one left by another version is rebuilt here, not in a timed write
+        store.recall("warm up the recall index", k=5, profile="default")
         out: dict = {"size": store.count(), "evidence": has_evidence,
                      "embedding": "precomputed (not timed)" if precompute else "timed"}
         n = writes
