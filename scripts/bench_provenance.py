@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
 """Figures of provenance and history (issue 30), printed, never asserted.
 
-    python scripts/bench_provenance.py write [--size 10000] [--writes 40] [--cache DIR] [--json]
-    python scripts/bench_provenance.py show [--size 100000] [--shows 200] [--json]
+    python -m scripts.bench_provenance write [--size 10000] [--writes 40] [--cache DIR] [--precompute] [--json]
+    python -m scripts.bench_provenance show [--size 100000] [--shows 200] [--json]
 
 write: the cost of one write through the write path (`remember`) on a store of --size memories: a new memory, a
     restatement (the same text again: a duplicate), an update (a changed version: the old one superseded), and a
-    job-like batch of 5 candidates (2 new, 2 restated, 1 update); median and p90 ms of --writes each, in one process,
-    model loaded and store warm. The store is filled once (`Store.import_memories` of scripts/stress_store.py's
-    memory bank, real embeddings) into --cache and copied for every run, so a run on another commit measures the
-    same store. Where the checked-out code has `Candidate.evidence`, every candidate carries one (as extraction
-    gives it): run it on the commit before provenance and on this one to compare.
-show: `automem.core.history.show` latency on a store of --size memories (filled with `Store.add` and random unit
-    vectors: show reads records, never vectors), three fifths of them in update chains of 3 values (the newest
-    restated and pinned): p50 / p95 / max over --shows ids, half chain heads, half plain ones.
+    job-like batch of 5 candidates (2 new, 2 restated, 1 update); p50 and p90 ms (and CPU p50) of --writes each, in
+    one process, model loaded and store warm (a search and a recall first). The store is filled once
+    (`Store.import_memories` of scripts/stress_store.py's memory bank, real embeddings) into --cache and copied for
+    every run, so a run on another commit measures the same store. Where the checked-out code has
+    `Candidate.evidence`, every candidate carries one (as extraction gives it): run it on the commit before
+    provenance and on this one to compare (on an older commit, copy scripts/ into a `git worktree` of it and run
+    from there; see docs/provenance.md). --precompute embeds every text before timing, so what is timed is the
+    write path and Chroma alone.
+show: `automem.core.history.show` latency on a store of --size memories (filled with `Store.write_records` and
+    random unit vectors: show reads records, never vectors), three fifths of them in update chains of 3 values (the
+    newest restated and pinned): p50 / p95 / max over --shows ids, half chain heads, half plain ones.
 
 Wall times on a shared machine move with whatever else runs; the figures are one run's.
 """
@@ -21,7 +24,6 @@ Wall times on a shared machine move with whatever else runs; the figures are one
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shutil
@@ -30,39 +32,32 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-sys.path.insert(1, str(Path(__file__).resolve().parent))
+from scripts.harness import Stopwatch, commit, header, percentile, print_json, temp_root
+from scripts.stress_store import memory_bank
 
-NAMES = ["北极星", "青松", "白鹭", "远航", "晨曦", "磐石", "流云", "星火", "长河", "锦鲤", "飞鸿", "翠竹", "银杏", "朝阳",
-         "明月", "清泉", "雪松", "海燕", "金桥", "蓝鲸", "紫藤", "红枫", "玉兰", "松鼠", "猎户", "天鹅", "灯塔", "琥珀",
-         "珊瑚", "极光", "麋鹿", "苍鹰", "石榴", "杜鹃", "橄榄", "茉莉", "樱桃", "火烈鸟", "犀牛", "海豚", "猫头鹰", "孔雀",
-         "骆驼", "企鹅", "袋鼠", "熊猫", "斑马", "长颈鹿", "狐狸", "刺猬"]
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))], 2)
+NAMES = ("北极星 青松 白鹭 远航 晨曦 磐石 流云 星火 长河 锦鲤 飞鸿 翠竹 银杏 朝阳 明月 清泉 雪松 海燕 金桥 蓝鲸 紫藤 "
+         "红枫 玉兰 松鼠 猎户 天鹅 灯塔 琥珀 珊瑚 极光 麋鹿 苍鹰 石榴 杜鹃 橄榄 茉莉 樱桃 火烈鸟 犀牛 海豚 猫头鹰 孔雀 "
+         "骆驼 企鹅 袋鼠 熊猫 斑马 长颈鹿 狐狸 刺猬").split()
+# What an extracted memory's excerpt looks like: the user's turn, a little longer than the memory.
+EXCERPT = "我说过：{text}。这是那一轮对话里的原话，比记忆本身长一些，像用户真正说的那样。"
 
 
 def figures(values: list[float]) -> dict:
-    return {"p50_ms": pct(values, 0.5), "p90_ms": pct(values, 0.9), "n": len(values)}
+    return {"p50_ms": round(percentile(values, 50), 2), "p90_ms": round(percentile(values, 90), 2), "n": len(values)}
 
 
 def _fill_template(path: Path, size: int) -> None:
     from automem.config import Config
     from automem.core.store import Store
     from automem.paths import Location
-    from stress_store import memory_bank
 
     tmp = path.with_name(path.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
     store = Store(Location.resolve(str(tmp)), Config())
-    t = time.perf_counter()
-    store.import_memories(memory_bank(size), batch=500)
+    with Stopwatch() as sw:
+        store.import_memories(memory_bank(size), batch=500)
     store.close()
-    print(f"filled {size} memories in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+    print(f"filled {size} memories in {sw.s:.0f} s", file=sys.stderr)
     tmp.rename(path)
 
 
@@ -83,43 +78,45 @@ def bench_write(size: int, writes: int, cache: Path, precompute: bool = False) -
         if has_evidence:
             from automem.core.provenance import Evidence
 
-            c.evidence = Evidence(excerpt=f"我说过：{text}。这是那一轮对话里的原话，比记忆本身长一些，像用户真正说的那样。",
-                                  speaker="owner", role="user", turn=turn, origin="extraction", extractor="bench")
+            c.evidence = Evidence(excerpt=EXCERPT.format(text=text), speaker="owner", role="user", turn=turn,
+                                  origin="extraction", extractor="bench")
         return c
 
-    with tempfile.TemporaryDirectory(prefix="automem-bench-prov-") as tmp:
-        root = Path(tmp) / "root"
+    with temp_root(prefix="automem-bench-prov-") as tmp:
+        root = tmp / "root"
         shutil.copytree(template, root)
         store = Store(Location.resolve(str(root)), Config())
         store.embed(["warm up the model"])
         store.search("warm up the store", k=5, profile="default")
-        out: dict = {"size": store.count(), "evidence": has_evidence, "commit": _commit(),
+        # recall reads the recall index: one left by another version is rebuilt here, not in a timed write
+        store.recall("warm up the recall index", k=5, profile="default")
+        out: dict = {"size": store.count(), "evidence": has_evidence,
                      "embedding": "precomputed (not timed)" if precompute else "timed"}
         n = writes
         stored = [f"{NAMES[i % len(NAMES)]}项目{i // len(NAMES) or ''}统一使用Python 3.11" for i in range(2 * n + 10)]
         # The values later writes restate or update: stored once, not timed.
         remember(store, [cand(t, "s0") for t in stored])
         timings: dict[str, list[float]] = {"new": [], "restated": [], "update": [], "batch_of_5": []}
+        cpu: dict[str, list[float]] = {k: [] for k in timings}
         actions: dict[str, dict[str, int]] = {k: {} for k in timings}
 
-        cpu: dict[str, list[float]] = {k: [] for k in timings}
-
         if precompute:  # every text embedded up front: what is timed is the write path and Chroma, not the model
-            cache: dict[str, list[float]] = {}
+            vectors: dict[str, list[float]] = {}
             real_embed = store.embed
 
             def embed(texts):
-                missing = [t for t in texts if t not in cache]
+                missing = [t for t in texts if t not in vectors]
                 if missing:
-                    cache.update(zip(missing, real_embed(missing)))
-                return [cache[t] for t in texts]
+                    vectors.update(zip(missing, real_embed(missing)))
+                return [vectors[t] for t in texts]
 
             store.embed = embed  # type: ignore[method-assign]
 
         def timed(kind: str, cands: list) -> None:
-            t, c = time.perf_counter(), time.process_time()
-            decisions = remember(store, cands)
-            timings[kind].append((time.perf_counter() - t) * 1000)
+            c = time.process_time()
+            with Stopwatch() as sw:
+                decisions = remember(store, cands)
+            timings[kind].append(sw.ms)
             cpu[kind].append((time.process_time() - c) * 1000)
             for d in decisions:
                 actions[kind][d.action] = actions[kind].get(d.action, 0) + 1
@@ -149,17 +146,9 @@ def bench_write(size: int, writes: int, cache: Path, precompute: bool = False) -
             timed(kind, cands)
         store.close()
     for kind, values in timings.items():
-        out[kind] = {**figures(values), "cpu_p50_ms": pct(cpu[kind], 0.5), "decisions": actions[kind]}
+        out[kind] = {**figures(values), "cpu_p50_ms": round(percentile(cpu[kind], 50), 2),
+                     "decisions": actions[kind]}
     return out
-
-
-def _commit() -> str:
-    try:
-        from revision import commit
-
-        return commit()
-    except Exception:  # noqa: BLE001 - a copy of the tree without git
-        return "?"
 
 
 def bench_show(size: int, shows: int) -> dict:
@@ -174,9 +163,8 @@ def bench_show(size: int, shows: int) -> dict:
 
     rng = np.random.default_rng(11)
     dim = 16
-    with tempfile.TemporaryDirectory(prefix="automem-bench-show-") as tmp:
-        store = Store(Location.resolve(tmp), Config())
-        t0 = time.perf_counter()
+    with temp_root(prefix="automem-bench-show-") as tmp:
+        store = Store(Location.resolve(str(tmp)), Config())
         heads: list[str] = []
         plain: list[str] = []
         batch: list[Memory] = []
@@ -189,56 +177,58 @@ def bench_show(size: int, shows: int) -> dict:
                 store.write_records(list(batch), vecs.tolist())
                 batch.clear()
 
-        i = 0
-        while i < size:
-            ev = Evidence(excerpt=f"第{i}轮：我们的服务{i}用的是版本{i % 7}，这是原话的一部分。", speaker="owner", role="user",
-                          turn=1 + i % 9, origin="extraction", extractor="openai:glm-4-flash")
-            if i % 5 == 0 and i + 3 <= size:  # a chain: v1 -> v2 -> v3, the last restated and pinned
-                chain = []
-                for v in range(3):
-                    text = f"服务{i}统一使用版本{v + 1}.{i % 10}"
+        with Stopwatch() as fill:
+            i = 0
+            while i < size:
+                ev = Evidence(excerpt=f"第{i}轮：我们的服务{i}用的是版本{i % 7}，这是原话的一部分。", speaker="owner",
+                              role="user", turn=1 + i % 9, origin="extraction", extractor="openai:glm-4-flash")
+                if i % 5 == 0 and i + 3 <= size:  # a chain: v1 -> v2 -> v3, the last restated and pinned
+                    chain = []
+                    for v in range(3):
+                        text = f"服务{i}统一使用版本{v + 1}.{i % 10}"
+                        m = Memory(id=memory_id("default", "user", text), text=text, wing="user", profile="default",
+                                   room="auto-extract", session_id=f"s{i}-{v}", created_at=now + i + v,
+                                   updated_at=now + i + v)
+                        ev.to_memory(m)
+                        chain.append(m)
+                    for old, new in zip(chain, chain[1:]):
+                        history.supersede(old, new.id, f"{old.text[-3:]} -> {new.text[-3:]}", "update",
+                                          new.created_at)
+                    head = chain[-1]
+                    head.restated = 5
+                    history.record_restated(head, "s-later", ev, now + i + 5)
+                    history.record_restated(head, "s-latest", ev, now + i + 6)
+                    head.pinned, head.pinned_at = 1, now + i + 7
+                    batch.extend(chain)
+                    heads.append(head.id)
+                    i += 3
+                else:
+                    text = f"用户的第{i}条偏好是早上喝{i % 13}杯茶"
                     m = Memory(id=memory_id("default", "user", text), text=text, wing="user", profile="default",
-                               room="auto-extract", session_id=f"s{i}-{v}", created_at=now + i + v,
-                               updated_at=now + i + v)
+                               room="auto-extract", session_id=f"s{i}", created_at=now + i, updated_at=now + i)
                     ev.to_memory(m)
-                    chain.append(m)
-                for old, new in zip(chain, chain[1:]):
-                    history.supersede(old, new.id, f"{old.text[-3:]} -> {new.text[-3:]}", "update", new.created_at)
-                head = chain[-1]
-                head.restated = 5
-                history.record_restated(head, "s-later", ev, now + i + 5)
-                history.record_restated(head, "s-latest", ev, now + i + 6)
-                head.pinned, head.pinned_at = 1, now + i + 7
-                batch.extend(chain)
-                heads.append(head.id)
-                i += 3
-            else:
-                text = f"用户的第{i}条偏好是早上喝{i % 13}杯茶"
-                m = Memory(id=memory_id("default", "user", text), text=text, wing="user", profile="default",
-                           room="auto-extract", session_id=f"s{i}", created_at=now + i, updated_at=now + i)
-                ev.to_memory(m)
-                batch.append(m)
-                plain.append(m.id)
-                i += 1
-            if len(batch) >= 999:
-                flush()
-        flush()
-        fill_s = time.perf_counter() - t0
+                    batch.append(m)
+                    plain.append(m.id)
+                    i += 1
+                if len(batch) >= 999:
+                    flush()
+            flush()
         total = store.count()
         ids = ([heads[j] for j in rng.choice(len(heads), shows // 2)]
                + [plain[j] for j in rng.choice(len(plain), shows // 2)])
         history.show(store, ids[0])  # warm
         lat = []
         for mid in ids:
-            t = time.perf_counter()
-            shown = history.show(store, mid)
-            lat.append((time.perf_counter() - t) * 1000)
-            assert shown.memory.id == mid
+            with Stopwatch() as sw:
+                shown = history.show(store, mid)
+            lat.append(sw.ms)
+            if shown.memory.id != mid:
+                raise SystemExit(f"show({mid}) returned {shown.memory.id}")
         sample = history.show(store, heads[0]).to_json()
         store.close()
-    return {"size": total, "fill_s": round(fill_s, 1), "shows": len(lat), "p50_ms": pct(lat, 0.5),
-            "p95_ms": pct(lat, 0.95), "max_ms": round(max(lat), 2), "chain_heads": len(heads),
-            "sample_replaced": len(sample.get("replaced") or []), "commit": _commit()}
+    return {"size": total, "fill_s": round(fill.s, 1), "shows": len(lat), "p50_ms": round(percentile(lat, 50), 2),
+            "p95_ms": round(percentile(lat, 95), 2), "max_ms": round(max(lat), 2), "chain_heads": len(heads),
+            "sample_replaced": len(sample.get("replaced") or [])}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -257,19 +247,20 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--shows", type=int, default=200)
     s.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    os.environ.setdefault("AUTOMEM_COMMIT", _commit())  # read before the AUTOMEM_* variables go
-    commit = os.environ["AUTOMEM_COMMIT"]
+    # The user's AUTOMEM_* settings would change what is measured; the commit is read before they go.
+    measured_on = commit()
     for name in list(os.environ):
         if name.startswith("AUTOMEM_"):
             os.environ.pop(name)
-    os.environ["AUTOMEM_COMMIT"] = commit
+    os.environ["AUTOMEM_COMMIT"] = measured_on
     if args.what == "write":
         out = bench_write(args.size, args.writes, Path(args.cache), args.precompute)
         if args.json:
-            print(json.dumps(out, ensure_ascii=False))
+            print_json(out, ensure_ascii=False)
             return 0
-        print(f"write cost at {out['size']} memories (commit {out['commit']}, evidence on candidates: "
-              f"{out['evidence']}, embedding {out['embedding']}):")
+        print(header("bench_provenance write"))
+        print(f"write cost at {out['size']} memories (evidence on candidates: {out['evidence']}, "
+              f"embedding {out['embedding']}):")
         for kind in ("new", "restated", "update", "batch_of_5"):
             f = out[kind]
             print(f"  {kind:<11} p50 {f['p50_ms']:>7} ms  p90 {f['p90_ms']:>7} ms  CPU p50 {f['cpu_p50_ms']:>7} ms  "
@@ -277,13 +268,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     out = bench_show(args.size, args.shows)
     if args.json:
-        print(json.dumps(out, ensure_ascii=False))
+        print_json(out, ensure_ascii=False)
         return 0
-    print(f"show at {out['size']} memories (commit {out['commit']}, filled in {out['fill_s']} s): "
-          f"p50 {out['p50_ms']} ms, p95 {out['p95_ms']} ms, max {out['max_ms']} ms over {out['shows']} ids "
-          f"(half chain heads of 3 values)")
+    print(header("bench_provenance show"))
+    print(f"show at {out['size']} memories (filled in {out['fill_s']} s): p50 {out['p50_ms']} ms, "
+          f"p95 {out['p95_ms']} ms, max {out['max_ms']} ms over {out['shows']} ids (half chain heads of 3 values)")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -104,6 +104,54 @@ def test_the_index_counts_the_records_it_does_not_index(location):
         store.close()
 
 
+# The recall index as automem wrote it at 8f552d3 (INDEX_VERSION 5), before the columns changed_at, replaces and
+# related_to, which this version's schema indexes.
+OLDER_LAYOUT = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE memories(
+    rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, text TEXT NOT NULL, wing TEXT NOT NULL,
+    profile TEXT NOT NULL, scope TEXT NOT NULL DEFAULT '', room TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL DEFAULT 'active', created_at INTEGER NOT NULL DEFAULT 0,
+    updated_at INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, restated INTEGER NOT NULL DEFAULT 0,
+    task_id TEXT NOT NULL DEFAULT '', about_user INTEGER NOT NULL DEFAULT 0, audience TEXT NOT NULL DEFAULT '');
+CREATE INDEX memories_by_wing ON memories(wing, profile, scope);
+CREATE VIRTUAL TABLE words USING fts5(body, tokenize='porter unicode61 remove_diacritics 2');
+CREATE TABLE recalls(id TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE others(id TEXT PRIMARY KEY);
+CREATE TABLE tally(profile TEXT NOT NULL, wing TEXT NOT NULL, scope TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'active', n INTEGER NOT NULL, PRIMARY KEY(profile, wing, scope));
+"""
+
+
+@pytest.mark.embedded_only("an index file an older automem left on disk")
+def test_a_store_whose_index_an_older_automem_wrote_takes_the_next_write_and_keeps_its_recall_counts(location):
+    """An upgrade: the first process after it may well be a writer (`automem add`, a drainer). Each write raised
+    sqlite3.OperationalError (no such column) after Chroma had stored it, until a reader rebuilt the index, and
+    that reader's rebuild deleted the file, recall counts (kept only there) with it."""
+    ids = seeded(location)
+    generation = Store(location, Config()).generation()
+    path = index.index_path(location)
+    path.unlink()
+    conn = sqlite3.connect(str(path))
+    with conn:
+        conn.executescript(OLDER_LAYOUT)
+        conn.execute("INSERT INTO meta VALUES ('version', '5'), ('generation', ?)", (str(generation),))
+        conn.execute("INSERT INTO recalls VALUES (?, 3)", (ids[0],))
+    conn.close()
+    store = Store(location, Config())
+    try:
+        [new] = remember(store, [Candidate("The user keeps two beehives on the roof", wing="user")])
+        assert new.action == "new"
+        assert new.id in [m.id for m, _ in store.recall("beehives on the roof", k=3)]
+        assert ids[2] in [m.id for m, _ in store.recall("which server of project 2 is rebooted every 4 days", k=3)]
+        assert store.index_gap() is None
+    finally:
+        store.close()
+    conn = sqlite3.connect(str(path))
+    assert conn.execute("SELECT n FROM recalls WHERE id = ?", (ids[0],)).fetchone() == (3,)
+    conn.close()
+
+
 def _doctor(capsys, root) -> dict:
     main(["doctor", "--json", "--hermes-home", str(root)])
     return {c["name"]: c for c in (json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{"))}

@@ -60,9 +60,49 @@ def connect_rw(location: Location) -> sqlite3.Connection:
     path = index_path(location)
     ensure_private_dir(path.parent)
     conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
-    conn.executescript(SCHEMA)
+    try:
+        conn.executescript(SCHEMA)
+    except sqlite3.OperationalError:
+        try:
+            relaid = _relayout(conn)
+        except BaseException:
+            conn.close()
+            raise
+        if not relaid:
+            conn.close()
+            raise
     make_private(path.parent)
     return conn
+
+
+def _relayout(conn: sqlite3.Connection) -> bool:
+    """After the schema failed on `conn`: an older automem's index (this schema indexes a column its tables lack)
+    is made again in this layout, empty and stamped stale, and the next reader rebuilds it from the store (its
+    tables are derived data); how often each memory was recalled, kept only here, stays. False, nothing changed,
+    when the file is no automem index (no version): the schema's error stands."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        try:
+            version = meta_value(conn, "version")
+        except sqlite3.Error:
+            version = ""
+        if not version:
+            conn.execute("ROLLBACK")
+            return False
+        if version != INDEX_VERSION:  # still the older layout (another process may have relaid it out meanwhile)
+            for table in ("memories", "words", "tally", "others", "known"):
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (INDEX_VERSION,))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', 'stale')")
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute("COMMIT")
+        return True
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def connect_ro(location: Location) -> sqlite3.Connection | None:
