@@ -384,6 +384,27 @@ def test_with_a_judge_the_update_supersedes_the_whole_cluster_in_one_call(store,
     assert _texts(store) == [update]
 
 
+# Two things whose names differ by a number or a suffix are two things: an update of one never touches the other.
+NAMED_APART = [("北极星项目1统一使用Python 3.11", "北极星项目统一使用Python 3.11", "北极星项目1改用Python 3.12"),
+               ("server1 runs Ubuntu 22.04", "server runs Ubuntu 22.04", "server1 now runs Ubuntu 24.04"),
+               ("Project Atlas 2 uses Node 18", "Project Atlas uses Node 18", "Project Atlas 2 moved to Node 20")]
+
+
+@pytest.mark.parametrize("judged", ["judge fails", "no judge"])
+@pytest.mark.parametrize("one, other, update", NAMED_APART)
+def test_an_update_of_one_named_thing_never_supersedes_another_named_alike(store, one, other, update, judged):
+    with FakeLLM(FAILING_JUDGE) as llm:
+        judge = _failing_judge(llm) if judged == "judge fails" else None
+        remember(store, [Candidate(one, wing="instruction")], judge=judge)
+        remember(store, [Candidate(other, wing="instruction")], judge=judge)
+        [d] = remember(store, [Candidate(update, wing="instruction")], judge=judge)
+        assert other in _texts(store), d.reason  # the other thing keeps its value
+        assert one not in _texts(store) and update in _texts(store)  # the one named changes
+        # and restating the other thing's value does not take back the update
+        remember(store, [Candidate(other, wing="instruction")], judge=judge)
+        assert update in _texts(store) and other in _texts(store)
+
+
 ORDER_ROLE = [("I prefer vim over nano", "I prefer nano over vim", "user", "update"),
               ("Alice reports to Bob", "Bob reports to Alice", "user", "update"),
               ("用户喜欢茶胜过咖啡", "用户喜欢咖啡胜过茶", "user", "update"),

@@ -26,6 +26,7 @@ from .tokens import (
     LIGHT_VERBS_ZH,
     NAMING_EN,
     NAMING_ZH,
+    NUMBERED_THINGS,
     NUMBERING_AFTER,
     NUMBERING_BEFORE,
     Unit,
@@ -95,7 +96,7 @@ class Analysis:
             before = units[i - 1].key.lower() if i else ""
             after = units[i + 1].key if i + 1 < len(units) else ""
             year = _YEAR.fullmatch(u.key[4:]) and (after == "年" or before in _YEAR_BEFORE or after.startswith("name:"))
-            if before in NUMBERING_BEFORE or after in NUMBERING_AFTER or year:
+            if before in NUMBERING_BEFORE or after in NUMBERING_AFTER or year or _numbers_a_thing(units, i):
                 found.add(u.key[4:])
         s = _subject_index(self)
         if s is not None and not _owned(self, s) and units[s].kind == "concept":
@@ -469,6 +470,19 @@ def one_slot_replaced(a: Analysis, b: Analysis) -> bool:
 
 _POSSESSIVE = frozenset({"user's", "users'", "my", "his", "her", "their", "our", "your"})
 _HOLDERS = frozenset({"用户", "我", "他", "她", "我们", "你", "user", "i"})
+
+
+def _numbers_a_thing(units: Sequence[Unit], i: int) -> bool:
+    """The number at `i` follows a thing that is numbered ("项目1", "server 2"), or such a thing and its name
+    ("Project Atlas 2"): it says which one."""
+    for j in (i - 1, i - 2):
+        if j < 0:
+            return False
+        if units[j].kind == "concept" and units[j].key in NUMBERED_THINGS:
+            return True
+        if not units[j].key.startswith("name:"):
+            return False
+    return False
 
 
 def _subject_index(x: Analysis) -> int | None:

@@ -213,6 +213,8 @@ def says_less(a: Analysis, b: Analysis, ov: Overlap, event: bool) -> bool:
     subject = _other_subject(a)
     if subject is not None and subject in ov.only_a_keys:
         return False
+    if {f"num:{n}" for n in a.identifiers} & set(ov.only_a_keys):
+        return False  # "北极星项目1" beside "北极星项目": the number says which project, it is no detail
     return all(":" in k for k in ov.only_a_keys)  # "class:value" keys; content words and concepts are not details
 
 

@@ -75,6 +75,7 @@ NAMING_ZH = frozenset(_LEX.get("naming", {}).get("zh") or ())
 # Words that say a number names which one: before it ("number 2", "No. 3", "第2"), after it ("3号").
 NUMBERING_BEFORE = frozenset(w.lower() for w in (_LEX.get("numbering", {}).get("before") or ()))
 NUMBERING_AFTER = frozenset(_LEX.get("numbering", {}).get("after") or ())
+NUMBERED_THINGS = frozenset(_LEX.get("numbering", {}).get("names") or ())  # "项目1", "server 2": which one
 
 _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
