@@ -17,8 +17,9 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 CORPUS = DATA / "dedup_corpus"
 PARTS = {"tune": CORPUS / "tune.jsonl", "holdout": CORPUS / "holdout.jsonl",
          "numbers": CORPUS / "holdout_numbers.jsonl", "kinds": CORPUS / "holdout_kinds.jsonl",
-         "shapes": CORPUS / "holdout_29.jsonl", "old": DATA / "dedup_pairs.jsonl"}
-HELD_OUT = {"holdout", "numbers", "kinds", "shapes"}
+         "shapes": CORPUS / "holdout_29.jsonl", "shapes2": CORPUS / "holdout_29b.jsonl",
+         "old": DATA / "dedup_pairs.jsonl"}
+HELD_OUT = {"holdout", "numbers", "kinds", "shapes", "shapes2"}
 MODES = ("offline", "judge", "settle")
 LABELS = ("restatement", "both_true", "replaces")
 OLD_LABELS = {"restatement": "restatement", "changed_value": "replaces", "related": "both_true",
@@ -43,6 +44,8 @@ def load_pairs(part: str) -> list[dict]:
             row.setdefault("id", f"{part}{n}")
             if part == "shapes":  # its writer numbered its pairs h001.. as the first held-out part did
                 row["id"] = f"s29-{row['id']}"
+            elif part == "shapes2":
+                row["id"] = f"s29b-{row['id']}"
             pairs.append(row)
     return pairs
 
