@@ -450,6 +450,25 @@ def test_a_single_valued_slot_changing_value_is_an_update_never_a_silent_second_
         assert d.action == "update" and _texts(store, "judged") == [new]
 
 
+# Too far apart for the rules (another language, other words), near enough to be one slot: the judge is asked.
+FAR_SLOT = [("The user is employed by Contoso", "The user joined Fabrikam as a new hire"),
+            ("用户在京东上班", "The user works at Meituan"),
+            ("用户的直属领导是李姐", "The user reports to Mr. Chen now")]
+
+
+@pytest.mark.parametrize("old, new", FAR_SLOT)
+def test_a_slot_change_the_rules_cannot_read_goes_to_the_judge_and_offline_waits_for_one(store, old, new):
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["update"]}]) as good:
+        remember(store, [Candidate(old, profile="judged")])
+        [d] = remember(store, [Candidate(new, profile="judged")], judge=_failing_judge(good))
+        assert [(p["new"], p["old"]) for p in judge_requests(good)[0]] == [(new, old)]
+    assert d.action == "update" and _texts(store, "judged") == [new]
+    [a] = remember(store, [Candidate(old, profile="offline")])
+    [b] = remember(store, [Candidate(new, profile="offline")])
+    assert b.action == "new" and _texts(store, "offline") == sorted([old, new])  # both kept ...
+    assert store.get([b.id])[0].extra.get(RELATED_TO) == a.id  # ... and linked: the next judge settles it
+
+
 MANY_VALUED = [("The user likes sushi", "The user likes ramen", "user"),
                ("用户对海鲜过敏", "用户对尘螨过敏", "user"),
                ("The user is allergic to latex", "The user is now allergic to shellfish", "user"),

@@ -54,7 +54,7 @@ from .analysis import (
     same_wording,
     set_aside,
 )
-from .single_valued import single_valued_change
+from .single_valued import maybe_same_slot, single_valued_change
 from .word_order import order_changed
 
 ACTIONS = ("duplicate", "update", "new")
@@ -132,9 +132,13 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
     """
     if distance > th.related:
         if distance <= SLOT_DISTANCE and not event:
-            why = single_valued_change(analyse(existing), analyse(candidate))
+            a, b = analyse(existing), analyse(candidate)
+            why = single_valued_change(a, b)
             if why:
                 return PairVerdict("update", why, True)
+            maybe = maybe_same_slot(a, b)
+            if maybe:  # too far for the rules to decide, near enough for the judge to be asked
+                return PairVerdict("new", maybe, True)
         return PairVerdict("new", f"different topic (distance {distance:.2f})", False)
     a, b = analyse(existing), analyse(candidate)
     if same_wording(a, b):
@@ -226,17 +230,18 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
 
     A duplicate of any neighbour wins (nothing to store; the same-wording one first), then an update (supersede
     that one), nearest first. Nothing matched: new, linked to the nearest neighbour within the related distance.
-    Beyond it, up to SLOT_DISTANCE, a neighbour is looked at only for a single-valued slot's new value.
-    `ask` lists the neighbours a judge should see: the matched one first, then the others by distance.
+    Beyond it, up to SLOT_DISTANCE, a neighbour is looked at only for a single-valued slot's new value (an update
+    when the rules can tell, else linked and asked like a near one). `ask` lists the neighbours a judge should see:
+    the matched one first, then the others by distance.
     """
     best: tuple[tuple, Neighbour, PairVerdict] | None = None
     near: list[Neighbour] = []
     for n in neighbours:
         if n.distance > (th.related if event else max(th.related, SLOT_DISTANCE)):
             continue
-        if n.distance <= th.related:
-            near.append(n)
         v = compare(candidate, n.text, n.distance, th, event=event)
+        if n.distance <= th.related or v.borderline:  # beyond `related` only a possible slot change is asked
+            near.append(n)
         if v.action in _RANK:
             rank = (_RANK[v.action], v.borderline, n.distance)
             if best is None or rank < best[0]:

@@ -101,6 +101,31 @@ def single_valued_change(a: Analysis, b: Analysis) -> str:
     return f"a new value of a single-valued slot ({', '.join(sorted(common)) or 'the version of ' + version[0][5:]})"
 
 
+def _holder(x: Analysis, filled: set[str]) -> str | None:
+    """Whose slot `x` fills: the subject's, or the user's when the subject is the user's slot itself ("用户的[直属领导]
+    是王姐" is the user's BOSS, as "The user reports to Hannah" is)."""
+    i = _subject_index(x)
+    key = _subject_key(x, i)
+    return None if key in filled and i is not None and _owned_at(x, i) else key
+
+
+def maybe_same_slot(a: Analysis, b: Analysis) -> str:
+    """Why `b` may give a new value of `a`'s slot though the rules cannot say so: the same holder, no past value,
+    and both fill one single-valued attribute ("The user is employed by Acme" / "The user joined Globex"), or `b`
+    announces a change of something `a` fills or shares with it ("用户在美团上班" / "The user now works at JD.com").
+    A question for the judge, never a decision: offline both are kept, linked."""
+    sa, sb = slots(a), slots(b)
+    if not (_holders_agree(a, b) or _holder(a, sa) == _holder(b, sb)):
+        return ""
+    if any(_has_phrase(x.text, p) for x in (a, b) for p in PAST_FORMS):
+        return ""
+    if sa & sb:
+        return f"maybe a new value of {', '.join(sorted(sa & sb))}"
+    if b.strong_change and not a.strong_change and (sa or sb or overlap(a, b).shared > 0):
+        return "maybe a change of the same thing, announced"
+    return ""
+
+
 def changes_a_value(text: str) -> bool:
     """Whether `text` may give a new value of a single-valued slot (it fills one, names a version, or announces a
     change): a cheap test before the write path looks for the old value in another wing."""
