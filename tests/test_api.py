@@ -218,6 +218,28 @@ def test_show_follows_the_chain_both_ways(mem):
         mem.show("m_nope")
 
 
+def test_show_is_what_automem_show_prints_one_public_way(mem, capsys):
+    """`show` is the memory with its evidence, its events and its chain: the object `automem show --json` prints
+    (the CLI and the dashboard call it). There is no second way (`history` is gone)."""
+    from automem.core.history import show as core_show
+
+    a = mem.remember("项目统一用Python 3.11", category="instruction")
+    b = mem.remember("项目改用Python 3.12", category="instruction")
+    mem.pin(b.id)
+    shown = mem.show(b.id)
+    assert isinstance(shown, MemoryView) and shown.text == "项目改用Python 3.12" and not shown.private
+    assert shown.evidence.speaker == "owner" and shown.evidence.origin == "cli"  # typed in: who and how, no excerpt
+    assert shown.source == "said by user, owner, cli"
+    assert [e.kind for e in shown.events] == ["created", "updated_from", "pinned"] and shown.events[1].other_id == a.id
+    [step] = shown.replaced
+    assert (step.id, step.link, step.text, step.memory.status) == (a.id, "updated_from", "项目统一用Python 3.11",
+                                                                   "superseded")
+    assert step.memory.evidence.origin == "cli" and mem.show(a.id).replaced_by[0].memory.id == b.id
+    assert shown.to_json() == core_show(mem._store_of(), b.id).to_json()  # exactly what `automem show --json` prints
+    assert [m.evidence.origin for m in mem.list()] == ["cli"]  # a listed memory carries its evidence too
+    assert not hasattr(mem, "history")
+
+
 def test_list_include_hidden_has_superseded_and_forgotten_without_words(mem):
     a = mem.remember("项目统一用Python 3.11", category="instruction")
     b = mem.remember("项目改用Python 3.12", category="instruction")

@@ -457,3 +457,51 @@ def test_a_prefetch_never_carries_the_same_fact_twice(store, location, config):
         assert len(ids) == 1 and text.lower().count("answer in english") == 1, text
     chosen = recall.select_prefetch_keyword(location, "answer in English", "default", config, scopes=scopes)
     assert len(chosen) == 1
+
+
+def test_every_index_read_answers_empty_without_an_index_on_a_broken_one_and_on_a_filter_it_cannot_hold(location):
+    import sqlite3
+
+    from automem.core import index_sync
+
+    where = {"profile": "default"}
+    bad = {"no_such_field": "x"}  # a filter on a field the index does not hold
+
+    def reads(where):
+        return {"items": index.items(location, where), "visible_ids": index.visible_ids(location, ["m_1"], where),
+                "block_candidates": index.block_candidates(location, where),
+                "keyword_search": index.keyword_search(location, "tea", where), "page": index.page(location, where),
+                "scopes": index.scopes(location, "default"), "counts": index.counts(location),
+                "waiting": index.waiting(location), "count_waiting": index.count_waiting(location),
+                "meta_of": index.meta_of(location), "known_ids": index_sync.known_ids(location),
+                "raced": index.raced(location, ["m_1"]), "stamp_of": index.stamp_of(location),
+                "covered": index.covered(location), "covered_ids": index.covered_ids(location)}
+
+    empty = {"items": [], "visible_ids": None, "block_candidates": [], "keyword_search": ([], {}), "page": None,
+             "scopes": None, "counts": {"owner": {}, "others": {}}, "waiting": [], "count_waiting": {},
+             "meta_of": {}, "known_ids": None, "raced": set(), "stamp_of": ("", 0.0), "covered": None,
+             "covered_ids": None}
+    assert reads(where) == empty  # no index yet
+    assert reads(bad) == empty  # no index: the filter is never looked at
+    index.apply(location, put=[item(1, "The user drinks tea")], generation=0)  # a new embedded store's first write
+    got = reads(where)
+    assert got["stamp_of"][0] == "pending:0" and got["covered"] == ("pending:0", 1)
+    assert [i.id for i in got["items"]] == ["m_1"] and got["visible_ids"] == {"m_1"}
+    assert [h.id for h, _ in got["keyword_search"][0]] == ["m_1"] and got["page"][1] == 1
+    assert got["scopes"] == {"": 1} and got["counts"]["owner"] == {"default": {"user": 1}}
+    # a filter the index cannot answer: the readers whose caller reads the store instead say so (None); the others
+    # raise, as a caller's mistake
+    assert index.visible_ids(location, ["m_1"], bad) is None and index.page(location, bad) is None
+    for read in (index.items, index.block_candidates, lambda loc, w: index.keyword_search(loc, "tea", w)):
+        with pytest.raises(ValueError, match="no column 'no_such_field'"):
+            read(location, bad)
+    # a broken index (its tables gone behind its back, the meta table left): every read answers empty, none raises
+    conn = sqlite3.connect(str(index.index_path(location)))
+    for table in ("words", "tally", "recalls", "known", "memories"):
+        conn.execute(f"DROP TABLE {table}")
+    conn.commit()
+    conn.close()
+    got = reads(where)
+    assert got["stamp_of"][0] == "pending:0" and got["meta_of"]["version"] == index.INDEX_VERSION  # meta still reads
+    assert {k: v for k, v in got.items() if k not in ("stamp_of", "meta_of")} == {
+        k: v for k, v in empty.items() if k not in ("stamp_of", "meta_of")}

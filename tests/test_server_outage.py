@@ -15,7 +15,7 @@ import time as real_time
 import pytest
 
 from automem.cli import main
-from automem.config import load_config
+from automem.config import Config, load_config
 from automem.core.store import Store
 from automem.extract import drainer, pipeline, spool
 from automem.paths import Location
@@ -42,6 +42,30 @@ class FastClock:
         real_time.sleep(max(0.0, seconds) / SPEED)
 
 
+@pytest.fixture
+def machine_on_a_server(tmp_path):
+    """make(extra_config) -> (server, location, config): a machine whose store is a fresh database on a real
+    `chroma run` (rules extraction, 5 s timeout, plus the `extra_config` lines). `server.stop()` is the outage and
+    `server.start()` brings it back on its port and data; the server is stopped at the end either way."""
+    servers: list[ChromaServer] = []
+
+    def make(extra_config: str) -> tuple[ChromaServer, Location, Config]:
+        server = ChromaServer(tmp_path / "server").start()
+        servers.append(server)
+        db = create_database(server.url)
+        root = tmp_path / "machine"
+        root.mkdir()
+        (root / "config.yaml").write_text(
+            f"automem:\n  chroma_url: {server.url}\n  chroma_database: {db}\n  extract_backend: rules\n"
+            f"  chroma_timeout: 5\n{extra_config}", encoding="utf-8")
+        loc = Location(root, "default")
+        return server, loc, load_config(loc)
+
+    yield make
+    for server in servers:
+        server.cleanup()
+
+
 TRANSCRIPTS = [
     [{"role": "user", "content": "以后写文章都用Markdown格式，标题用二级标题"},
      {"role": "assistant", "content": "好的，以后都用Markdown，标题用二级标题。"}],
@@ -50,90 +74,68 @@ TRANSCRIPTS = [
 ]
 
 
-def test_jobs_and_adds_survive_a_ten_minute_outage_and_are_stored_after_it(tmp_path, monkeypatch, capsys):
-    server = ChromaServer(tmp_path / "server").start()
-    try:
-        db = create_database(server.url)
-        root = tmp_path / "machine"
-        root.mkdir()
-        (root / "config.yaml").write_text(
-            f"automem:\n  chroma_url: {server.url}\n  chroma_database: {db}\n  extract_backend: rules\n"
-            f"  chroma_timeout: 5\n  spool_outage_hours: 0.05\n", encoding="utf-8")
-        loc = Location(root, "default")
-        cfg = load_config(loc)
-        with Store(loc, cfg) as s:
-            s.count()  # the collection exists
-        port = server.port
-        server.stop()
+def test_jobs_and_adds_survive_a_ten_minute_outage_and_are_stored_after_it(machine_on_a_server, monkeypatch,
+                                                                            capsys):
+    server, loc, cfg = machine_on_a_server("  spool_outage_hours: 0.05\n")
+    root = loc.root
+    with Store(loc, cfg) as s:
+        s.count()  # the collection exists
+    server.stop()
 
-        jobs = [pipeline.enqueue_windows(loc, t, session_id=f"s{i}", source="cli", config=cfg)[0]
-                for i, t in enumerate(TRANSCRIPTS)]
-        # `automem add` during the outage: queued, and it says so; with --no-queue: one line, exit 1.
-        assert main(["add", "The staging cluster is called kestrel", "--hermes-home", str(root), "--no-judge"]) == 0
-        out, err = capsys.readouterr()
-        assert out.startswith("queued") and "does not answer" in out and "cannot reach" in err
-        assert main(["add", "用户住在上海浦东", "--hermes-home", str(root), "--no-queue"]) == 1
-        err = capsys.readouterr().err.strip()
-        assert "cannot reach the Chroma server" in err and len(err.splitlines()) == 1
-        waiting = [j.id for j in spool.pending_jobs(loc)]
-        assert len(waiting) == 3
+    jobs = [pipeline.enqueue_windows(loc, t, session_id=f"s{i}", source="cli", config=cfg)[0]
+            for i, t in enumerate(TRANSCRIPTS)]
+    # `automem add` during the outage: queued, and it says so; with --no-queue: one line, exit 1.
+    assert main(["add", "The staging cluster is called kestrel", "--hermes-home", str(root), "--no-judge"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("queued") and "does not answer" in out and "cannot reach" in err
+    assert main(["add", "用户住在上海浦东", "--hermes-home", str(root), "--no-queue"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "cannot reach the Chroma server" in err and len(err.splitlines()) == 1
+    waiting = [j.id for j in spool.pending_jobs(loc)]
+    assert len(waiting) == 3
 
-        with Store(loc, cfg) as s:
-            s.embed(["warm up"])  # the model loads before the fast clock starts (its load is not the outage's)
-        clock = FastClock()
-        monkeypatch.setattr(spool, "time", clock)
-        monkeypatch.setattr(drainer, "time", clock)
-        started = clock.time()
-        report = pipeline.drain(loc, cfg, wait_seconds=600.0)  # the outage, drained all along
-        while clock.time() - started < 600:  # ten minutes in all
-            clock.sleep(10)
-        assert report.done == 0 and report.retry >= 3 and report.dead == 3
-        dead = {j.id: j for j in spool.dead_jobs(loc)}
-        assert set(dead) == set(waiting)
-        assert all(j.waiting_for_server and j.attempts == 0 and "has not answered" in j.last_error
-                   for j in dead.values())  # the outage spent none of their attempts
-        from automem.hermes.status import status_config
+    with Store(loc, cfg) as s:
+        s.embed(["warm up"])  # the model loads before the fast clock starts (its load is not the outage's)
+    clock = FastClock()
+    monkeypatch.setattr(spool, "time", clock)
+    monkeypatch.setattr(drainer, "time", clock)
+    started = clock.time()
+    report = pipeline.drain(loc, cfg, wait_seconds=600.0)  # the outage, drained all along
+    while clock.time() - started < 600:  # ten minutes in all
+        clock.sleep(10)
+    assert report.done == 0 and report.retry >= 3 and report.dead == 3
+    dead = {j.id: j for j in spool.dead_jobs(loc)}
+    assert set(dead) == set(waiting)
+    assert all(j.waiting_for_server and j.attempts == 0 and "has not answered" in j.last_error
+               for j in dead.values())  # the outage spent none of their attempts
+    from automem.hermes.status import status_config
 
-        assert "3 waiting for the Chroma server" in status_config(str(root))["spool"]
-        assert pipeline.drain(loc, cfg).processed == 0  # the server still does not answer: they keep waiting
+    assert "3 waiting for the Chroma server" in status_config(str(root))["spool"]
+    assert pipeline.drain(loc, cfg).processed == 0  # the server still does not answer: they keep waiting
 
-        server = ChromaServer(tmp_path / "server", port=port).start()  # back
-        report = pipeline.drain(loc, cfg)  # any drainer: a session's end, the gateway's thread, `automem drain`
-        assert report.revived == 3 and report.done == 3 and report.dead == 0
-        assert not spool.dead_jobs(loc) and not spool.pending_jobs(loc)
-        with Store(loc, cfg) as s:
-            texts = " | ".join(m.text for m in s.list(profile="default"))
-        assert "kestrel" in texts and "Markdown" in texts and "Lisbon" in texts
-        log = [json.loads(line) for line in loc.log_file.read_text(encoding="utf-8").splitlines()]
-        assert any(r["event"] == "server_back" for r in log)
-        done = [r for r in log if r["event"] == "job" and r["status"] == "done"]
-        assert {r["job"] for r in done} == set(waiting) and all(r["after_outage_s"] >= 600 for r in done)
-        assert set(jobs) <= set(waiting)
-    finally:
-        server.cleanup()
+    server.start()  # back, on its port and data
+    report = pipeline.drain(loc, cfg)  # any drainer: a session's end, the gateway's thread, `automem drain`
+    assert report.revived == 3 and report.done == 3 and report.dead == 0
+    assert not spool.dead_jobs(loc) and not spool.pending_jobs(loc)
+    with Store(loc, cfg) as s:
+        texts = " | ".join(m.text for m in s.list(profile="default"))
+    assert "kestrel" in texts and "Markdown" in texts and "Lisbon" in texts
+    log = [json.loads(line) for line in loc.log_file.read_text(encoding="utf-8").splitlines()]
+    assert any(r["event"] == "server_back" for r in log)
+    done = [r for r in log if r["event"] == "job" and r["status"] == "done"]
+    assert {r["job"] for r in done} == set(waiting) and all(r["after_outage_s"] >= 600 for r in done)
+    assert set(jobs) <= set(waiting)
 
 
-def test_a_job_backing_off_from_an_outage_is_due_as_soon_as_the_server_answers(tmp_path):
-    server = ChromaServer(tmp_path / "server").start()
-    try:
-        db = create_database(server.url)
-        root = tmp_path / "machine"
-        root.mkdir()
-        (root / "config.yaml").write_text(
-            f"automem:\n  chroma_url: {server.url}\n  chroma_database: {db}\n  extract_backend: rules\n"
-            f"  chroma_timeout: 5\n  spool_backoff_seconds: 300\n", encoding="utf-8")
-        loc = Location(root, "default")
-        cfg = load_config(loc)
-        port = server.port
-        server.stop()
-        [jid] = pipeline.enqueue_windows(loc, TRANSCRIPTS[1], session_id="s", source="cli", config=cfg)
-        assert pipeline.drain(loc, cfg).retry == 1
-        [job] = spool.pending_jobs(loc)
-        assert job.outage_since and job.next_attempt_at > real_time.time() + 200 and job.attempts == 0
-        server = ChromaServer(tmp_path / "server", port=port).start()
-        report = pipeline.drain(loc, cfg)
-        assert report.done == 1, report
-        with Store(loc, cfg) as s:
-            assert any("Lisbon" in m.text for m in s.list(profile="default"))
-    finally:
-        server.cleanup()
+def test_a_job_backing_off_from_an_outage_is_due_as_soon_as_the_server_answers(machine_on_a_server):
+    server, loc, cfg = machine_on_a_server("  spool_backoff_seconds: 300\n")
+    server.stop()
+    [jid] = pipeline.enqueue_windows(loc, TRANSCRIPTS[1], session_id="s", source="cli", config=cfg)
+    assert pipeline.drain(loc, cfg).retry == 1
+    [job] = spool.pending_jobs(loc)
+    assert job.outage_since and job.next_attempt_at > real_time.time() + 200 and job.attempts == 0
+    server.start()  # back, on its port and data
+    report = pipeline.drain(loc, cfg)
+    assert report.done == 1, report
+    with Store(loc, cfg) as s:
+        assert any("Lisbon" in m.text for m in s.list(profile="default"))

@@ -12,8 +12,9 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import pytest
 
@@ -495,6 +496,26 @@ OFFLINE_PAIRS = [("The user lives in Vancouver", "The user calls Vancouver home"
                  ("I prefer vim over nano", "I prefer nano over vim", "update")]
 
 
+def _keep_apart(store: Store, pairs: Sequence[tuple[str, str, str]] = OFFLINE_PAIRS) -> None:
+    """Write each pair's old text, then its new one, with no judge: the write path keeps them apart, both active,
+    the new one waiting for the next judge."""
+    for old, new, _ in pairs:
+        remember(store, [Candidate(old)])
+        remember(store, [Candidate(new)])
+
+
+@contextmanager
+def _waiting(root: Path) -> Iterator[tuple[Location, Store]]:
+    """The default profile's store on `root` with OFFLINE_PAIRS kept apart, waiting for a judge; closed after."""
+    location = Location(root, "default")
+    store = Store(location, Config())
+    try:
+        _keep_apart(store)
+        yield location, store
+    finally:
+        store.close()
+
+
 def _answering(pairs: Sequence[tuple[str, str, str]], calls: list):
     """A judge that answers each known (new, old) pair as scripted and records every call it gets."""
     from automem.text import normalise
@@ -511,9 +532,7 @@ def _answering(pairs: Sequence[tuple[str, str, str]], calls: list):
 def test_pairs_kept_apart_offline_ride_along_in_the_next_judge_call(store):
     from automem.core.write_path import waiting_pairs
 
-    for old, new, _ in OFFLINE_PAIRS:
-        remember(store, [Candidate(old)])
-        remember(store, [Candidate(new)])
+    _keep_apart(store)
     assert len(waiting_pairs(store, "default")) == 3
     calls: list = []
     judge = _answering(OFFLINE_PAIRS + [("用户喜欢暗色主题", "用户喜欢亮色主题", "update")], calls)
@@ -532,9 +551,7 @@ def test_a_judge_call_carries_a_bounded_number_of_waiting_pairs_and_the_rest_wai
     from automem.core.write_path import waiting_pairs
 
     config.dedup_settle_pairs = 2
-    for old, new, _ in OFFLINE_PAIRS + [("Alice reports to Bob", "Bob reports to Alice", "update")]:
-        remember(store, [Candidate(old)])
-        remember(store, [Candidate(new)])
+    _keep_apart(store, OFFLINE_PAIRS + [("Alice reports to Bob", "Bob reports to Alice", "update")])
     before = len(waiting_pairs(store, "default"))
     assert before == 4
     calls: list = []
@@ -561,13 +578,8 @@ def test_waiting_pairs_are_never_judged_across_profiles_or_people(store):
 def test_stats_and_hermes_memory_status_say_how_many_pairs_wait_for_a_judge(capsys, root):
     from automem.hermes.status import status_config
 
-    store = Store(Location(root, "default"), Config())
-    try:
-        for old, new, _ in OFFLINE_PAIRS:
-            remember(store, [Candidate(old)])
-            remember(store, [Candidate(new)])
-    finally:
-        store.close()
+    with _waiting(root):
+        pass  # the pairs wait; the store is closed before the CLI opens it
     assert main(["stats", "--json", "--hermes-home", str(root)]) == 0
     assert json.loads(capsys.readouterr().out)["waiting_for_judge"] == 3
     assert main(["stats", "--hermes-home", str(root)]) == 0
@@ -579,12 +591,7 @@ def test_a_session_settles_waiting_pairs_inside_its_one_judge_call(root):
     """The pipeline with an LLM: one extraction call and one judge call, which carries the waiting pairs."""
     from automem.extract.pipeline import extract_now
 
-    location = Location(root, "default")
-    store = Store(location, Config())
-    try:
-        for old, new, _ in OFFLINE_PAIRS:
-            remember(store, [Candidate(old)])
-            remember(store, [Candidate(new)])
+    with _waiting(root) as (location, store):
         remember(store, [Candidate("用户喜欢暗色主题")])
         # the candidate's own pairs come first in the call, then the waiting ones: all "new" here, settled all the same
         rules = [{"match": {"system": JUDGE}, "json": ["update"] + ["new"] * 10},
@@ -601,8 +608,6 @@ def test_a_session_settles_waiting_pairs_inside_its_one_judge_call(root):
         from automem.core.write_path import waiting_pairs
 
         assert waiting_pairs(store, "default") == []
-    finally:
-        store.close()
 
 
 def test_a_session_that_asks_the_judge_nothing_settles_waiting_pairs_at_most_once_an_hour(root):
@@ -611,12 +616,7 @@ def test_a_session_that_asks_the_judge_nothing_settles_waiting_pairs_at_most_onc
     from automem.core.write_path import waiting_pairs
     from automem.extract.pipeline import extract_now
 
-    location = Location(root, "default")
-    store = Store(location, Config())
-    try:
-        for old, new, _ in OFFLINE_PAIRS:
-            remember(store, [Candidate(old)])
-            remember(store, [Candidate(new)])
+    with _waiting(root) as (location, store):
         rules = [{"match": {"system": JUDGE}, "json": ["duplicate", "new", "update"]},
                  {"match": {"system": "记忆提取助手"}, "json": {"persona": ["用户每周去两次健身房"]}}]
         with FakeLLM(rules) as llm:
@@ -636,5 +636,3 @@ def test_a_session_that_asks_the_judge_nothing_settles_waiting_pairs_at_most_onc
                                         "The user is allergic to wasp stings", "I prefer nano over vim",
                                         "用户每周去两次健身房", "The user is allergic to cat hair",
                                         "The user is allergic to dog hair"])
-    finally:
-        store.close()

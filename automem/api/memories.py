@@ -9,19 +9,15 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Mapping, Sequence
 
-from ..errors import AutomemWarning, NotFound, Refused, UsageError
+from ..errors import AutomemWarning, Refused, UsageError
 from ..paths import Location, profile_name_problem
-from .results import CATEGORIES, WING_OF, Decision, HeldMemory, Hit, MemoryView, Pinned, Recall, Step
+from .results import CATEGORIES, WING_OF, Decision, HeldMemory, Hit, MemoryView, Pinned, Recall
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..core.memory import Memory
     from ..core.sharing import ShareResult
     from ..core.store import Store
     from ..ops.transfer import ImportReport
-
-MAX_CHAIN = 20  # steps `show` follows each way along a chain of updates
-
 
 def _warn(kind: str, message: str) -> None:
     text = {"judge": f"the LLM judge could not be asked ({message}); the offline rules decided (judge=False "
@@ -424,45 +420,19 @@ class Memories:
         return out
 
     def show(self, memory_id: str) -> MemoryView:
-        """One memory with where it came from, the values it replaced (`replaced`, nearest first) and what replaced
-        it (`replaced_by`). The owner (user=None) may show any memory of the root; a person only what they may see
-        (the owner's shared instructions without their chain). NotFound for an unknown or forgotten id."""
-        if not isinstance(memory_id, str) or not memory_id:
-            raise UsageError("show: give one memory id (a string such as 'm_3f2a...')")
-        store = self._store_of()
-        found = store.get([memory_id])
-        if not found or found[0].status == "forgotten":
-            forgotten = any(t.get("id") == memory_id for t in store.tombstones())
-            raise NotFound(f"memory {memory_id} was forgotten: its words are deleted, only the id stays"
-                           if forgotten else f"no memory with id {memory_id} (see `automem list --all`)")
-        m = found[0]
-        from ..core.memory import HELD
-
-        if m.status == HELD:
-            raise NotFound(f"{memory_id} is held for review, not stored (`review` lists it with the reason)")
-        if self._user is not None:
-            from ..core.visibility import is_visible
-
-            meta = {**m.metadata(), "status": "active"}  # a superseded value of one's own is part of one's history
-            if not is_visible(meta, self.profile, store.config.shared_wings, scopes=(self._scope,)):
-                raise NotFound(f"no memory with id {memory_id} (see `automem list --all`)")
-            if m.scope != self._scope:
-                return MemoryView._of(m)  # the owner's shared instruction: not its chain
-        return MemoryView._of(m, replaced=tuple(_replaced(store, m)), replaced_by=tuple(_replaced_by(store, m)))
-
-    def history(self, memory_id: str) -> Any:
-        """What `automem show` prints: the memory, its evidence (the words it was learned from, who said them, the
-        turn, how it entered), its events (created, restated, updated from / edited / merged, pinned, superseded)
-        and the chain of values it replaced and that replaced it: an `automem.core.history.Shown` (`to_json()`).
-        The owner sees any memory of the root; a person only what they may see (the owner's shared instructions
-        without their source or chain). NotFound for an unknown or forgotten id."""
+        """One memory and what made it what it is, as `automem show` prints it: where it was learned (`evidence`,
+        `source`: the words, who said them, the turn, how it entered), its `events` (created, restated, updated
+        from / edited / merged, pinned, superseded), the values it replaced (`replaced`, nearest first) and what
+        replaced it (`replaced_by`); `to_json()` is `automem show --json`'s object. The owner (user=None) may show
+        any memory of the root; a person only what they may see (the owner's shared instructions without their
+        source, events or chain: `private`). NotFound for an unknown or forgotten id, or one held for review."""
         from ..core.history import show
 
         if not isinstance(memory_id, str) or not memory_id:
-            raise UsageError("history: give one memory id (a string such as 'm_3f2a...')")
+            raise UsageError("show: give one memory id (a string such as 'm_3f2a...')")
         person = self._user is not None
-        return show(self._store_of(), memory_id, profile=self.profile if person else None,
-                    scopes=(self._scope,) if person else None)
+        return MemoryView._of_shown(show(self._store_of(), memory_id, profile=self.profile if person else None,
+                                         scopes=(self._scope,) if person else None))
 
     def edit(self, memory_id: str, text: str) -> Decision:
         """Correct a memory, as `automem edit` does: `text` goes through the write path's checks and becomes the
@@ -523,34 +493,3 @@ class Memories:
             raise UsageError(f"{verb} holds every memory of every profile and person: open Memories without user= "
                              f"(the owner) to {verb}")
 
-
-def _replaced(store: Store, m: Memory) -> list[Step]:
-    """The values `m` replaced (the memories whose `superseded_by` names it, and theirs), nearest first."""
-    steps: list[Step] = []
-    frontier, seen = [m.id], {m.id}
-    for _ in range(MAX_CHAIN):
-        if not frontier:
-            break
-        where = {"superseded_by": {"$in": frontier}} if len(frontier) > 1 else {"superseded_by": frontier[0]}
-        older = [o for o in store.iter_records(where=where) if o.id not in seen and o.scope == m.scope]
-        older.sort(key=lambda o: (o.updated_at or o.created_at, o.id), reverse=True)
-        steps += [Step(o.id, "updated_from", int(o.updated_at or 0), o.text, "", MemoryView._of(o)) for o in older]
-        seen.update(o.id for o in older)
-        frontier = [o.id for o in older]
-    return steps
-
-
-def _replaced_by(store: Store, m: Memory) -> list[Step]:
-    """What replaced `m`, to the active memory at the end of the chain."""
-    steps: list[Step] = []
-    seen, cur = {m.id}, m
-    while cur.status == "superseded" and cur.superseded_by and cur.superseded_by not in seen and len(steps) < MAX_CHAIN:
-        nxt = cur.superseded_by
-        seen.add(nxt)
-        found = [x for x in store.get([nxt]) if x.status != "forgotten"]
-        if not found:
-            steps.append(Step(nxt, "superseded_by", int(cur.updated_at or 0), None))
-            break
-        steps.append(Step(nxt, "superseded_by", int(cur.updated_at or 0), found[0].text, "", MemoryView._of(found[0])))
-        cur = found[0]
-    return steps

@@ -1,7 +1,8 @@
 """What `automem.Memories` returns: frozen dataclasses, each with `to_json()` as the CLI's `--json` prints it.
 
 `Decision` (what the write path did with one text), `Hit` (a search result), `MemoryView` (a memory as `list` and
-`show` return it) with its `Step`s (the chain of values), `HeldMemory` (held for review), `Pinned`, `Recall`.
+`show` return it; from `show` with its events and its `Step`s, the chain of values), `HeldMemory` (held for review),
+`Pinned`, `Recall`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, TypeVar
 
 if TYPE_CHECKING:
+    from ..core.history import Event, Shown
     from ..core.memory import Memory
+    from ..core.provenance import Evidence
 
 CATEGORIES = ("persona", "episodic", "instruction")
 # The category names, and the wing names the CLI and the export use for them ("user" is persona).
@@ -81,14 +84,24 @@ class Hit:
 @dataclass(frozen=True)
 class Step:
     """One link of a memory's chain: a value it replaced, or what replaced it. `memory` is None (and `text` None)
-    when that memory was forgotten since."""
+    when that memory was forgotten since (`forgotten_at` says when; 0: never known here)."""
 
     id: str
-    link: str  # "updated_from" (a value this one replaced) or "superseded_by" (what replaced this one)
+    # a value this one replaced: "updated_from" (an update), "edited" (a correction), "merged" (a duplicate merged
+    # into it); or "superseded_by" (what replaced this one)
+    link: str
     at: int  # unix seconds: when the older value was superseded
     text: str | None
     reason: str = ""
     memory: MemoryView | None = None
+    forgotten_at: int = 0
+
+    @classmethod
+    def _of(cls, s: Any) -> Step:
+        """From a link of automem.core.history's chain."""
+        m = s.memory
+        return cls(s.id, s.link, int(s.at or 0), None if m is None else m.text, s.reason or "",
+                   None if m is None else MemoryView._of(m), int(s.forgotten_at or 0))
 
 
 @dataclass(frozen=True)
@@ -98,8 +111,14 @@ class MemoryView:
     `status`: "active" (recalled), "superseded" (replaced by `superseded_by`; kept as history, never recalled) or
     "forgotten" (words deleted: `text` is None, only the id and where it was remain). `origin` is how it entered the
     store: "extraction" (from a conversation), "tool" (the agent's memory tool), "mirror" (Hermes' built-in memory),
-    "kanban" (a task run), "cli" (typed by the owner: the CLI and this API), "import". `replaced` / `replaced_by` are
-    filled by `show`.
+    "kanban" (a task run), "cli" (typed by the owner: the CLI and this API), "import". `evidence` is what it was
+    learned from: the words (`excerpt`), who said them (`speaker`, `role`), the `turn`, how it entered (`origin`,
+    `extractor`); None for a memory an older automem stored without. `extra`: metadata keys automem does not own.
+
+    `show` also fills `source` (the evidence on one line), `events` (its history, oldest first: created, restated,
+    updated_from / edited / merged, pinned, unpinned, superseded_by), `replaced` (the values it replaced, nearest
+    first) and `replaced_by` (what replaced it, to the active memory). `private`: a person's view of the owner's
+    shared instruction, without where it came from (no evidence, session, events or chain).
     """
 
     id: str
@@ -119,19 +138,42 @@ class MemoryView:
     task_id: str | None = None
     job: str | None = None
     restated: int = 0  # how often it was said again after it was first stored
+    evidence: Evidence | None = field(default=None, compare=False)
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    source: str = ""
+    events: tuple[Event, ...] = field(default=(), compare=False)
     replaced: tuple[Step, ...] = ()
     replaced_by: tuple[Step, ...] = ()
+    private: bool = False
     _json: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def _of(cls: type[_View], m: Memory, **more: Any) -> _View:
         from ..core.memory import AUDIENCE_EVERYONE
+        from ..core.provenance import Evidence
 
-        return cls(m.id, m.text, m.category, m.profile, m.scope, m.status, bool(m.pinned),
-                   (m.audience or "") == AUDIENCE_EVERYONE, int(m.created_at or 0), int(m.updated_at or 0),
-                   m.superseded_by or None, _ORIGIN.get(m.room, m.room or ""), m.added_by or "",
-                   m.session_id or None, m.task_id or None, m.job or None, int(m.restated or 0), _json=m.to_json(),
-                   **more)
+        ev = Evidence.of(m)
+        fields: dict[str, Any] = dict(
+            id=m.id, text=m.text, category=m.category, profile=m.profile, scope=m.scope, status=m.status,
+            pinned=bool(m.pinned), shared=(m.audience or "") == AUDIENCE_EVERYONE, created_at=int(m.created_at or 0),
+            updated_at=int(m.updated_at or 0), superseded_by=m.superseded_by or None,
+            origin=_ORIGIN.get(m.room, m.room or ""), added_by=m.added_by or "", session_id=m.session_id or None,
+            task_id=m.task_id or None, job=m.job or None, restated=int(m.restated or 0),
+            evidence=ev if ev.recorded else None, extra=dict(m.extra), _json=m.to_json())
+        fields.update(more)
+        return cls(**fields)
+
+    @classmethod
+    def _of_shown(cls, shown: Shown) -> MemoryView:
+        """`show`'s view, from automem.core.history.show's answer: `to_json()` is what `automem show --json`
+        prints."""
+        out = shown.to_json()
+        if shown.private:  # the owner's words and whereabouts stay the owner's
+            return cls._of(shown.memory, added_by="", session_id=None, task_id=None, job=None, evidence=None,
+                           source=out["source"], private=True, _json=out)
+        return cls._of(shown.memory, source=out["source"], events=tuple(shown.events),
+                       replaced=tuple(Step._of(s) for s in shown.replaced),
+                       replaced_by=tuple(Step._of(s) for s in shown.replaced_by), _json=out)
 
     @classmethod
     def _of_tombstone(cls, t: Mapping[str, Any]) -> MemoryView:
@@ -144,12 +186,9 @@ class MemoryView:
                    task_id=t.get("task_id") or None, _json=tombstone_json(dict(t)))
 
     def to_json(self) -> dict[str, Any]:
-        """As `automem list --json` prints it (a forgotten one: its tombstone, no text)."""
-        out = dict(self._json)
-        if self.replaced or self.replaced_by:
-            out["replaced"] = [_step_json(s) for s in self.replaced]
-            out["replaced_by"] = [_step_json(s) for s in self.replaced_by]
-        return out
+        """As `automem list --json` prints it (a forgotten one: its tombstone, no text); from `show`, as `automem
+        show --json` prints it (with `evidence`, `source`, `events`, `replaced`, `replaced_by`)."""
+        return dict(self._json)
 
 
 @dataclass(frozen=True)
@@ -184,9 +223,3 @@ class Recall:
 
     def __str__(self) -> str:
         return self.text
-
-
-def _step_json(s: Step) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": s.id, "link": s.link, "at": s.at, "reason": s.reason, "text": s.text}
-    out["status"] = s.memory.status if s.memory is not None else "forgotten"
-    return out

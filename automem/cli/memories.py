@@ -209,7 +209,7 @@ def _share(args, ctx: Context, everyone: bool) -> int:
 @command("show")
 def cmd_show(args, ctx: Context) -> int:
     check_text_arg(args.id, "ID")
-    shown = ctx.memories.history(args.id)
+    shown = ctx.memories.show(args.id)
     ctx.emit(shown.to_json(), "\n".join(show_lines(shown)))  # printed without control characters
     return 0
 

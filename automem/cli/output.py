@@ -44,9 +44,10 @@ def _when(ts: int) -> str:
 
 
 def _evidence_lines(m, indent: str) -> list[str]:
+    """Where a memory (an automem.api.MemoryView) was learned, and its words."""
     from ..core.provenance import Evidence, describe
 
-    ev = Evidence.of(m)
+    ev = m.evidence or Evidence()
     where = ", ".join(x for x in (f"session {m.session_id}" if m.session_id else "",
                                   f"task {m.task_id}" if m.task_id else "") if x)
     lines = [f"{indent}learned {_when(m.created_at)}" + (f" in {where}" if where else "") + f": {describe(ev)}"]
@@ -56,13 +57,11 @@ def _evidence_lines(m, indent: str) -> list[str]:
 
 
 def show_lines(shown) -> list[str]:
-    from ..core.history import PRIVATE_SOURCE
-
-    m = shown.memory
-    lines = [memory_line(m.to_json())]
+    """`automem show`'s lines for what `Memories.show` returned (an automem.api.MemoryView)."""
+    lines = [memory_line(shown.to_json())]
     if shown.private:
-        return lines + [f"  source: {PRIVATE_SOURCE}"]
-    lines += _evidence_lines(m, "  ")
+        return lines + [f"  source: {shown.source}"]
+    lines += _evidence_lines(shown, "  ")
     for step in shown.replaced:
         what = {"updated_from": "replaced", "edited": "corrected from", "merged": "merged"}.get(step.link, step.link)
         lines.append(f"  {what} {step.id} on {_when(step.at)}: {step.memory.text}"

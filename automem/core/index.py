@@ -46,7 +46,6 @@ from .index_file import (
     INDEX_VERSION,
     SCHEMA,
     STATES,
-    connect_ro,
     connect_rw,
     drop_rows,
     ensure_tally,
@@ -54,6 +53,7 @@ from .index_file import (
     meta_value,
     note_known,
     put_rows,
+    reading,
     settle_races,
     transaction,
 )
@@ -118,17 +118,13 @@ __all__ = [
 
 def stamp_of(location: Location) -> tuple[str, float]:
     """(generation, built_at) the index says it reflects; ("", 0) without an index."""
-    conn = connect_ro(location)
-    if conn is None:
-        return "", 0.0
-    try:
-        if meta_value(conn, "version") != INDEX_VERSION:
-            return "", 0.0
-        return meta_value(conn, "generation"), float(meta_value(conn, "built_at", "0") or 0)
-    except (sqlite3.Error, ValueError):
-        return "", 0.0
-    finally:
-        conn.close()
+    with reading(location) as conn:
+        if conn is not None and meta_value(conn, "version") == INDEX_VERSION:
+            try:
+                return meta_value(conn, "generation"), float(meta_value(conn, "built_at", "0") or 0)
+            except ValueError:  # a built_at that is not a number
+                pass
+    return "", 0.0
 
 
 def is_fresh(location: Location, generation: int | None, now: float | None = None,
@@ -180,36 +176,26 @@ def covered(location: Location) -> tuple[str, int] | None:
     """(generation stamp, ids the index accounts for: its rows and the other records it knows, superseded, held or
     a race's loser), read in one transaction; None without a readable index of this version. A row lost behind the
     index's back lowers it, as a record it never saw does."""
-    conn = connect_ro(location)
-    if conn is None:
-        return None
-    try:
-        conn.execute("BEGIN")
-        if meta_value(conn, "version") != INDEX_VERSION:
-            return None
-        n = conn.execute("SELECT (SELECT COUNT(*) FROM memories) + "
-                         "(SELECT COUNT(*) FROM known WHERE state NOT IN ('active', 'forgotten'))").fetchone()[0]
-        return meta_value(conn, "generation"), int(n)
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
+    with reading(location) as conn:
+        if conn is not None:
+            conn.execute("BEGIN")
+            if meta_value(conn, "version") != INDEX_VERSION:
+                return None
+            n = conn.execute("SELECT (SELECT COUNT(*) FROM memories) + "
+                             "(SELECT COUNT(*) FROM known WHERE state NOT IN ('active', 'forgotten'))").fetchone()[0]
+            return meta_value(conn, "generation"), int(n)
+    return None
 
 
 def covered_ids(location: Location) -> tuple[set[str], set[str]] | None:
     """(ids of the indexed active memories, ids of the store's other records: superseded, held, a race's loser)
     as the index holds them."""
-    conn = connect_ro(location)
-    if conn is None:
-        return None
-    try:
-        conn.execute("BEGIN")
-        return ({r[0] for r in conn.execute("SELECT id FROM memories")},
-                {r[0] for r in conn.execute("SELECT id FROM known WHERE state NOT IN ('active', 'forgotten')")})
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
+    with reading(location) as conn:
+        if conn is not None:
+            conn.execute("BEGIN")
+            return ({r[0] for r in conn.execute("SELECT id FROM memories")},
+                    {r[0] for r in conn.execute("SELECT id FROM known WHERE state NOT IN ('active', 'forgotten')")})
+    return None
 
 
 def mark_stale(location: Location) -> None:

@@ -118,6 +118,23 @@ def connect_ro(location: Location) -> sqlite3.Connection | None:
 
 
 @contextmanager
+def reading(location: Location) -> Iterator[sqlite3.Connection | None]:
+    """The index opened read-only for one read, or None when there is no index it can read. An SQLite error inside
+    the block ends it quietly (the reader returns its empty answer after the block); the connection is closed
+    either way. Every read of the index goes through here."""
+    conn = connect_ro(location)
+    if conn is None:
+        yield None
+        return
+    try:
+        yield conn
+    except sqlite3.Error:
+        pass
+    finally:
+        conn.close()
+
+
+@contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """One write transaction on `conn` (taken at once, so two writers never interleave), closed after."""
     try:

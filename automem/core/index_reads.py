@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..paths import Location
-from .index_file import COLUMNS, connect_ro, index_path, meta_value
+from .index_file import COLUMNS, index_path, meta_value, reading
 from .index_words import bound_query, match_expression, query_terms
 from .memory import CATEGORY_OF_WING
 
@@ -87,6 +88,26 @@ def where_sql(where: dict | None) -> tuple[str, list]:
 
 
 # -- reads ---------------------------------------------------------------------------------------------------------
+@contextmanager
+def _filtered(location: Location, where: dict | None, *, strict: bool = True
+              ) -> Iterator[tuple[sqlite3.Connection, str, list] | None]:
+    """(the index opened read-only, `where` as an SQL condition, its parameters) for one read, or None without an
+    index it can read (`reading`: an SQLite error ends the block quietly). A filter on a field the index does not
+    hold raises ValueError, or gives None when not `strict` (that reader's caller reads the store instead)."""
+    with reading(location) as conn:
+        if conn is None:
+            yield None
+            return
+        try:
+            cond, params = where_sql(where)
+        except ValueError:
+            if strict:
+                raise
+            yield None
+            return
+        yield conn, cond, params
+
+
 def _items(rows: Iterable[tuple]) -> list[RecallItem]:
     return [RecallItem(id=r[0], text=r[1], wing=r[2], profile=r[3], scope=r[4], room=r[5], created_at=r[6],
                        updated_at=r[7], pinned=r[8], restated=r[9], recalled=r[10] or 0, about_user=r[11],
@@ -102,40 +123,27 @@ _SELECT_ROWID = f"SELECT m.rowid, {_FIELDS} FROM memories m LEFT JOIN recalls r 
 
 def items(location: Location, where: dict | None = None) -> list[RecallItem]:
     """The indexed memories passing `where` (a visibility filter)."""
-    conn = connect_ro(location)
-    if conn is None:
-        return []
-    cond, params = where_sql(where)
-    try:
-        return _items(conn.execute(f"{_SELECT} WHERE {cond}", params).fetchall())
-    except sqlite3.Error:
-        return []
-    finally:
-        conn.close()
+    with _filtered(location, where) as read:
+        if read:
+            conn, cond, params = read
+            return _items(conn.execute(f"{_SELECT} WHERE {cond}", params).fetchall())
+    return []
 
 
 def visible_ids(location: Location, ids: Sequence[str], where: dict | None) -> set[str] | None:
     """Which of `ids` are active memories passing `where`, as the index holds them; None when it cannot say (no
     index, or a filter on a field it does not hold)."""
-    try:
-        cond, params = where_sql(where)
-    except ValueError:
-        return None
-    conn = connect_ro(location)
-    if conn is None:
-        return None
-    try:
-        out: set[str] = set()
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start:start + 500])
-            out.update(r[0] for r in conn.execute(
-                f"SELECT m.id FROM memories m WHERE m.id IN ({','.join('?' * len(chunk))}) AND {cond}",
-                chunk + params))
-        return out
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
+    with _filtered(location, where, strict=False) as read:
+        if read:
+            conn, cond, params = read
+            out: set[str] = set()
+            for start in range(0, len(ids), 500):
+                chunk = list(ids[start:start + 500])
+                out.update(r[0] for r in conn.execute(
+                    f"SELECT m.id FROM memories m WHERE m.id IN ({','.join('?' * len(chunk))}) AND {cond}",
+                    chunk + params))
+            return out
+    return None
 
 
 def block_candidates(location: Location, where: dict | None = None, per_signal: int = 300) -> list[RecallItem]:
@@ -143,33 +151,28 @@ def block_candidates(location: Location, where: dict | None = None, per_signal: 
     signal (restated, recalled, newest, the newest about the user) the `per_signal` memories that lead on it. A
     memory outside all of these cannot outrank the ones inside (automem.core.recall.block_score grows with each
     signal)."""
-    conn = connect_ro(location)
-    if conn is None:
-        return []
-    cond, params = where_sql(where)
-    out: dict[str, RecallItem] = {}
-    try:
-        # Each query walks one index in order and stops after `per_signal` visible rows: flat in the store's size.
-        # (INDEXED BY: left to itself SQLite picks the wing index and sorts every visible row.)
-        by = _SELECT.replace("FROM memories m", "FROM memories m INDEXED BY {}")
-        queries = [by.format("memories_by_pinned") +
-                   f" WHERE {cond} AND m.pinned > 0 ORDER BY m.pinned DESC, m.updated_at DESC LIMIT ?",
-                   by.format("memories_by_restated") +
-                   f" WHERE {cond} AND m.restated > 0 ORDER BY m.restated DESC, m.updated_at DESC LIMIT ?",
-                   # CROSS JOIN: the recalls are walked in count order (left to itself SQLite scans every memory)
-                   f"SELECT {_FIELDS} FROM recalls r INDEXED BY recalls_by_n CROSS JOIN memories m ON m.id = r.id "
-                   f"WHERE {cond} ORDER BY r.n DESC LIMIT ?",
-                   by.format("memories_by_time") + f" WHERE {cond} ORDER BY m.updated_at DESC LIMIT ?",
-                   by.format("memories_by_about_user") +
-                   f" WHERE {cond} AND m.about_user > 0 ORDER BY m.updated_at DESC LIMIT ?"]
-        for sql in queries:
-            for item in _items(conn.execute(sql, [*params, per_signal]).fetchall()):
-                out.setdefault(item.id, item)
-    except sqlite3.Error:
-        return []
-    finally:
-        conn.close()
-    return list(out.values())
+    with _filtered(location, where) as read:
+        if read:
+            # Each query walks one index in order and stops after `per_signal` visible rows: flat in the store's
+            # size. (INDEXED BY: left to itself SQLite picks the wing index and sorts every visible row.)
+            by = _SELECT.replace("FROM memories m", "FROM memories m INDEXED BY {}")
+            conn, cond, params = read
+            queries = [by.format("memories_by_pinned") +
+                       f" WHERE {cond} AND m.pinned > 0 ORDER BY m.pinned DESC, m.updated_at DESC LIMIT ?",
+                       by.format("memories_by_restated") +
+                       f" WHERE {cond} AND m.restated > 0 ORDER BY m.restated DESC, m.updated_at DESC LIMIT ?",
+                       # CROSS JOIN: the recalls are walked in count order (left to itself SQLite scans every memory)
+                       f"SELECT {_FIELDS} FROM recalls r INDEXED BY recalls_by_n CROSS JOIN memories m "
+                       f"ON m.id = r.id WHERE {cond} ORDER BY r.n DESC LIMIT ?",
+                       by.format("memories_by_time") + f" WHERE {cond} ORDER BY m.updated_at DESC LIMIT ?",
+                       by.format("memories_by_about_user") +
+                       f" WHERE {cond} AND m.about_user > 0 ORDER BY m.updated_at DESC LIMIT ?"]
+            out: dict[str, RecallItem] = {}
+            for sql in queries:
+                for item in _items(conn.execute(sql, [*params, per_signal]).fetchall()):
+                    out.setdefault(item.id, item)
+            return list(out.values())
+    return []
 
 
 # A term held by more than COMMON_DF memories is not searched on: scoring it reads every memory that holds it, so
@@ -195,56 +198,57 @@ def keyword_search(location: Location, query: str, where: dict | None = None, li
     are, when every term is that common); and the best BM25 candidates are taken from the keyword index first, then
     filtered by visibility, with the full filtered query only when too few of them are visible."""
     terms = query_terms(bound_query(query))
-    conn = connect_ro(location) if terms else None
-    if conn is None:
+    if not terms:
         return [], {}
-    cond, params = where_sql(where)
-    try:
-        tallied = meta_value(conn, "tally") == "1"
-        total = conn.execute("SELECT COALESCE(SUM(n), 0) FROM tally" if tallied else
-                             "SELECT COUNT(*) FROM memories").fetchone()[0]
-        df = {t: conn.execute("SELECT COUNT(*) FROM words WHERE words MATCH ?", [match_expression([t])]).fetchone()[0]
-              for t in terms}
-        n = (_visible_count(conn, cond, params, tallied and _keys(where) <= _TALLIED) if where else total)
+    with _filtered(location, where) as read:
+        if read:
+            return _keyword_search(*read, terms, where, limit)
+    return [], {}
 
-        def visible_df(t: str) -> int:
-            """How many of the memories the reader sees hold `t`: counted when few hold it, else estimated."""
-            if not where or not total:
-                return df[t]
-            if 0 < df[t] <= DF_CAP:
-                return conn.execute(f"SELECT COUNT(*) FROM words JOIN memories m ON m.rowid = words.rowid "
-                                    f"WHERE words MATCH ? AND {cond}", [match_expression([t]), *params]).fetchone()[0]
-            return min(DF_CAP, math.ceil(df[t] * n / total))
 
-        seen = {t: visible_df(t) for t in terms}
-        weights = {t: math.log(1 + max(0.0, n - d + 0.5) / (d + 0.5)) for t, d in seen.items()}
-        wanted = [t for t in terms if seen[t] and df[t] <= COMMON_DF]
-        if not wanted:
-            wanted = sorted((t for t in terms if seen[t]), key=lambda t: df[t])[:2]
-        if not wanted:
-            return [], weights
-        expr = match_expression(wanted)
-        pool = max(limit * CANDIDATES_PER_HIT, 100)
-        found = conn.execute("SELECT rowid, -rank FROM words WHERE words MATCH ? ORDER BY rank LIMIT ?",
-                             [expr, pool]).fetchall()
-        score = dict(found)
-        rows = []
-        if found:
-            marks = ",".join("?" * len(found))
-            rows = conn.execute(f"{_SELECT_ROWID} WHERE m.rowid IN ({marks}) AND {cond}",
-                                [r for r, _ in found] + params).fetchall()
-        if len(rows) < limit and len(found) == pool:  # the visible ones are rarer: ask the filtered query
-            ranked = conn.execute(f"SELECT words.rowid, -rank FROM words JOIN memories m ON m.rowid = words.rowid "
-                                  f"WHERE words MATCH ? AND {cond} ORDER BY rank LIMIT ?",
-                                  [expr, *params, int(limit)]).fetchall()
-            score = dict(ranked)
-            marks = ",".join("?" * len(ranked))
-            rows = conn.execute(f"{_SELECT_ROWID} WHERE m.rowid IN ({marks})",
-                                [r for r, _ in ranked]).fetchall() if ranked else []
-    except sqlite3.Error:
-        return [], {}
-    finally:
-        conn.close()
+def _keyword_search(conn: sqlite3.Connection, cond: str, params: list, terms: list[str], where: dict | None,
+                    limit: int) -> tuple[list[tuple[RecallItem, float]], dict[str, float]]:
+    tallied = meta_value(conn, "tally") == "1"
+    total = conn.execute("SELECT COALESCE(SUM(n), 0) FROM tally" if tallied else
+                         "SELECT COUNT(*) FROM memories").fetchone()[0]
+    df = {t: conn.execute("SELECT COUNT(*) FROM words WHERE words MATCH ?", [match_expression([t])]).fetchone()[0]
+          for t in terms}
+    n = (_visible_count(conn, cond, params, tallied and _keys(where) <= _TALLIED) if where else total)
+
+    def visible_df(t: str) -> int:
+        """How many of the memories the reader sees hold `t`: counted when few hold it, else estimated."""
+        if not where or not total:
+            return df[t]
+        if 0 < df[t] <= DF_CAP:
+            return conn.execute(f"SELECT COUNT(*) FROM words JOIN memories m ON m.rowid = words.rowid "
+                                f"WHERE words MATCH ? AND {cond}", [match_expression([t]), *params]).fetchone()[0]
+        return min(DF_CAP, math.ceil(df[t] * n / total))
+
+    seen = {t: visible_df(t) for t in terms}
+    weights = {t: math.log(1 + max(0.0, n - d + 0.5) / (d + 0.5)) for t, d in seen.items()}
+    wanted = [t for t in terms if seen[t] and df[t] <= COMMON_DF]
+    if not wanted:
+        wanted = sorted((t for t in terms if seen[t]), key=lambda t: df[t])[:2]
+    if not wanted:
+        return [], weights
+    expr = match_expression(wanted)
+    pool = max(limit * CANDIDATES_PER_HIT, 100)
+    found = conn.execute("SELECT rowid, -rank FROM words WHERE words MATCH ? ORDER BY rank LIMIT ?",
+                         [expr, pool]).fetchall()
+    score = dict(found)
+    rows = []
+    if found:
+        marks = ",".join("?" * len(found))
+        rows = conn.execute(f"{_SELECT_ROWID} WHERE m.rowid IN ({marks}) AND {cond}",
+                            [r for r, _ in found] + params).fetchall()
+    if len(rows) < limit and len(found) == pool:  # the visible ones are rarer: ask the filtered query
+        ranked = conn.execute(f"SELECT words.rowid, -rank FROM words JOIN memories m ON m.rowid = words.rowid "
+                              f"WHERE words MATCH ? AND {cond} ORDER BY rank LIMIT ?",
+                              [expr, *params, int(limit)]).fetchall()
+        score = dict(ranked)
+        marks = ",".join("?" * len(ranked))
+        rows = conn.execute(f"{_SELECT_ROWID} WHERE m.rowid IN ({marks})",
+                            [r for r, _ in ranked]).fetchall() if ranked else []
     rows.sort(key=lambda r: -score.get(r[0], 0.0))
     hits = [(item, float(score.get(row[0], 0.0))) for item, row in zip(_items([r[1:] for r in rows]), rows)]
     return hits[:limit], weights
@@ -285,58 +289,39 @@ def page(location: Location, where: dict | None = None, offset: int = 0, limit: 
 
     The rows are read by walking the time index and stopping after the page: flat in the store's size for the first
     pages (a deep page or a rare filter walks further, at most the whole index)."""
-    try:
-        cond, params = where_sql(where)
-    except ValueError:
-        return None
-    conn = connect_ro(location)
-    if conn is None:
-        return None
-    try:
-        tallied = meta_value(conn, "tally") == "1" and _keys(where or {}) <= _TALLIED
-        total = _visible_count(conn, cond, params, tallied)
-        by_time = _SELECT.replace("FROM memories m", "FROM memories m INDEXED BY memories_by_time")
-        rows = conn.execute(f"{by_time} WHERE {cond} ORDER BY m.updated_at DESC, m.created_at DESC, m.id DESC "
-                            f"LIMIT ? OFFSET ?", [*params, max(0, int(limit)), max(0, int(offset))]).fetchall()
-        return _items(rows), int(total)
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
+    with _filtered(location, where, strict=False) as read:
+        if read:
+            conn, cond, params = read
+            tallied = meta_value(conn, "tally") == "1" and _keys(where or {}) <= _TALLIED
+            total = _visible_count(conn, cond, params, tallied)
+            by_time = _SELECT.replace("FROM memories m", "FROM memories m INDEXED BY memories_by_time")
+            rows = conn.execute(f"{by_time} WHERE {cond} ORDER BY m.updated_at DESC, m.created_at DESC, m.id DESC "
+                                f"LIMIT ? OFFSET ?", [*params, max(0, int(limit)), max(0, int(offset))]).fetchall()
+            return _items(rows), int(total)
+    return None
 
 
 def scopes(location: Location, profile: str) -> dict[str, int] | None:
     """{scope: active memories} of one profile (the owner's scope is ""), from the tally; None without an index."""
-    conn = connect_ro(location)
-    if conn is None:
-        return None
-    try:
-        table = "tally" if meta_value(conn, "tally") == "1" else "(SELECT profile, scope, 1 AS n FROM memories)"
-        return {scope: int(n) for scope, n in conn.execute(
-            f"SELECT scope, SUM(n) FROM {table} WHERE profile = ? GROUP BY scope HAVING SUM(n) > 0", [profile])}
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
+    with reading(location) as conn:
+        if conn is not None:
+            table = "tally" if meta_value(conn, "tally") == "1" else "(SELECT profile, scope, 1 AS n FROM memories)"
+            return {scope: int(n) for scope, n in conn.execute(
+                f"SELECT scope, SUM(n) FROM {table} WHERE profile = ? GROUP BY scope HAVING SUM(n) > 0", [profile])}
+    return None
 
 
 def counts(location: Location) -> dict:
     """{"owner": {profile: {wing: n}}, "others": {profile: {"memories": n, "scopes": k}}} of the active memories."""
     out: dict = {"owner": {}, "others": {}}
-    conn = connect_ro(location)
-    if conn is None:
-        return out
-    try:
-        for profile, wing, n in conn.execute(
-                "SELECT profile, wing, COUNT(*) FROM memories WHERE scope = '' GROUP BY profile, wing"):
-            out["owner"].setdefault(profile, {})[wing] = n
-        for profile, n, k in conn.execute(
-                "SELECT profile, COUNT(*), COUNT(DISTINCT scope) FROM memories WHERE scope != '' GROUP BY profile"):
-            out["others"][profile] = {"memories": n, "scopes": k}
-    except sqlite3.Error:
-        pass
-    finally:
-        conn.close()
+    with reading(location) as conn:
+        if conn is not None:
+            for profile, wing, n in conn.execute(
+                    "SELECT profile, wing, COUNT(*) FROM memories WHERE scope = '' GROUP BY profile, wing"):
+                out["owner"].setdefault(profile, {})[wing] = n
+            for profile, n, k in conn.execute(
+                    "SELECT profile, COUNT(*), COUNT(DISTINCT scope) FROM memories WHERE scope != '' GROUP BY profile"):
+                out["others"][profile] = {"memories": n, "scopes": k}
     return out
 
 
@@ -348,38 +333,28 @@ def waiting(location: Location, scope: str | None = None, limit: int | None = No
     """Active pairs the write path kept apart for lack of a judge, oldest first: (newer id, older id, newer's
     profile, older's profile, wing, scope) where the newer memory's `related_to` names the older and both are
     active in one wing and scope. Which of them a writer may settle is the write path's business (visibility)."""
-    conn = connect_ro(location)
-    if conn is None:
-        return []
-    try:
-        sql, params = _WAITING, []
-        if scope is not None:
-            sql += " AND a.scope = ?"
-            params.append(scope)
-        sql += " ORDER BY a.rowid"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
-        return [tuple(r) for r in conn.execute(sql, params)]
-    except sqlite3.Error:
-        return []
-    finally:
-        conn.close()
+    with reading(location) as conn:
+        if conn is not None:
+            sql, params = _WAITING, []
+            if scope is not None:
+                sql += " AND a.scope = ?"
+                params.append(scope)
+            sql += " ORDER BY a.rowid"
+            if limit is not None:
+                sql += " LIMIT ?"
+                params.append(int(limit))
+            return [tuple(r) for r in conn.execute(sql, params)]
+    return []
 
 
 def count_waiting(location: Location) -> dict[str, int]:
     """{profile: pairs waiting for a judge} (the newer memory's profile), from the index."""
-    conn = connect_ro(location)
-    if conn is None:
-        return {}
-    try:
-        return {p: n for p, n in conn.execute(
-            "SELECT a.profile, COUNT(*) FROM memories a JOIN memories b ON b.id = a.related_to "
-            "WHERE a.related_to != '' AND b.wing = a.wing AND b.scope = a.scope GROUP BY a.profile")}
-    except sqlite3.Error:
-        return {}
-    finally:
-        conn.close()
+    with reading(location) as conn:
+        if conn is not None:
+            return {p: n for p, n in conn.execute(
+                "SELECT a.profile, COUNT(*) FROM memories a JOIN memories b ON b.id = a.related_to "
+                "WHERE a.related_to != '' AND b.wing = a.wing AND b.scope = a.scope GROUP BY a.profile")}
+    return {}
 
 
 def note_recalled(location: Location, ids: Sequence[str]) -> None:

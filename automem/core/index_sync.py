@@ -10,20 +10,19 @@ race between machines) show only the later one (`raced`; `automem.core.convergen
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..paths import Location
 from .index_file import (
     INDEX_VERSION,
-    connect_ro,
     connect_rw,
     drop_rows,
     ensure_tally,
     index_path,
     note_known,
     put_rows,
+    reading,
     settle_races,
     transaction,
 )
@@ -34,16 +33,11 @@ SYNC_AGE_S = 10.0  # the default of `server_sync_s`: how old a server index may 
 
 def meta_of(location: Location) -> dict[str, str]:
     """Every meta key of the index ({} without a readable index of this version)."""
-    conn = connect_ro(location)
-    if conn is None:
-        return {}
-    try:
-        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-        return meta if meta.get("version") == INDEX_VERSION else {}
-    except sqlite3.Error:
-        return {}
-    finally:
-        conn.close()
+    with reading(location) as conn:
+        if conn is not None:
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            return meta if meta.get("version") == INDEX_VERSION else {}
+    return {}
 
 
 def synced_at(meta: dict[str, str]) -> float:
@@ -142,31 +136,23 @@ def note_meta(location: Location, values: dict[str, str]) -> None:
 
 def known_ids(location: Location) -> set[str] | None:
     """The ids of the store's records the index accounts for (`covered`'s ids); None without an index."""
-    conn = connect_ro(location)
-    if conn is None:
-        return None
-    try:
-        return {r[0] for r in conn.execute("SELECT id FROM memories UNION SELECT id FROM known WHERE state NOT IN "
-                                           "('active', 'forgotten')")}
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
+    with reading(location) as conn:
+        if conn is not None:
+            return {r[0] for r in conn.execute("SELECT id FROM memories UNION SELECT id FROM known WHERE state NOT IN "
+                                               "('active', 'forgotten')")}
+    return None
 
 
 def raced(location: Location, ids: Sequence[str]) -> set[str]:
     """Which of `ids` the index holds as the losers of a race (not to be shown); empty without an index."""
-    conn = connect_ro(location) if ids else None
-    if conn is None:
+    if not ids:
         return set()
-    try:
-        out: set[str] = set()
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start:start + 500])
-            out.update(r[0] for r in conn.execute(
-                f"SELECT id FROM known WHERE state = 'raced' AND id IN ({','.join('?' * len(chunk))})", chunk))
-        return out
-    except sqlite3.Error:
-        return set()
-    finally:
-        conn.close()
+    with reading(location) as conn:
+        if conn is not None:
+            out: set[str] = set()
+            for start in range(0, len(ids), 500):
+                chunk = list(ids[start:start + 500])
+                out.update(r[0] for r in conn.execute(
+                    f"SELECT id FROM known WHERE state = 'raced' AND id IN ({','.join('?' * len(chunk))})", chunk))
+            return out
+    return set()

@@ -1,7 +1,7 @@
 """The Memory tab's one way into automem: every function the tab's backend calls on memories, the spool and the
 log lives here, each a thin call to what the CLI uses: the Python API (`automem.api.Memories`, over this process's
-one Store) for pin / unpin, forget and the review of held memories; `automem.core.history.show` as `automem show`
-and `automem.core.write_path.edit` as `automem edit`; `Store.recall` as `automem search`; the recall index's rows
+one Store) for a memory's detail (`show`, as `automem show`), pin / unpin, forget, `edit` (as `automem edit`) and the
+review of held memories; `Store.recall` as `automem search`; the recall index's rows
 as `automem list` (a page costs the same at 100,000 memories); the spool as `automem stats` and `drain
 --retry-dead`.
 
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .. import errors
-from ..api import Memories, MemoryView
+from ..api import Memories, MemoryView, Step
 from ..config import load_config
 from ..core import index
-from ..core.memory import CATEGORY_OF_WING, OWNER, Memory
+from ..core.memory import CATEGORY_OF_WING, OWNER
 from ..core.store import Store
 from ..errors import UsageError
 from ..extract.spool import dead_jobs, pending_jobs, revive_dead
@@ -194,25 +194,22 @@ def _api(store: Store, scope: str | None = None) -> Memories:
     return Memories._over(store.location, lambda: store.config, lambda: store, scope=scope or None, by="dashboard")
 
 
-def _step_row(step) -> dict:
-    """One link of a memory's chain (automem.core.history.Step) as a list row, with how it is linked and where that
-    value was learned; a forgotten one keeps its id only."""
+def _step_row(step: Step) -> dict:
+    """One link of a memory's chain (automem.api.Step) as a list row, with how it is linked and where that value was
+    learned; a forgotten one keeps its id only."""
     if step.memory is None:
         return {"id": step.id, "text": None, "status": "forgotten" if step.forgotten_at else "unknown",
                 "link": step.link, "at": step.at, "forgotten_at": step.forgotten_at or None}
-    return {**row_of(step.memory), "link": step.link, "at": step.at, "reason": step.reason or None,
-            "session_id": step.memory.session_id or None, "evidence": _evidence(step.memory)}
+    return {**view_row(step.memory), "link": step.link, "at": step.at, "reason": step.reason or None,
+            "session_id": step.memory.session_id, "evidence": _evidence(step.memory)}
 
 
-def _evidence(m: Memory) -> dict | None:
-    """Where `m` was learned (automem.core.provenance.Evidence), its excerpt redacted on the way out; None when an
-    older automem stored it without."""
-    from ..core.provenance import Evidence
-
-    ev = Evidence.of(m)
-    if not ev.recorded:
+def _evidence(v: MemoryView) -> dict | None:
+    """Where a memory was learned (automem.core.provenance.Evidence), its excerpt redacted on the way out; None when
+    an older automem stored it without."""
+    if v.evidence is None:
         return None
-    return {**ev.to_json(), "excerpt": _shown(ev.excerpt) or None}
+    return {**v.evidence.to_json(), "excerpt": _shown(v.evidence.excerpt) or None}
 
 
 def _event_row(e) -> dict:
@@ -223,32 +220,31 @@ def _event_row(e) -> dict:
 
 
 def memory_detail(store: Store, memory_id: str) -> dict:
-    """One memory with its provenance, its events and its chain (`automem show ID`, the owner's view: any memory of
-    the root, like `automem list --all-profiles --all-users`). NotFound for an unknown id."""
-    from ..core import history
-
-    found = store.get([memory_id])
-    if not found:
+    """One memory with its provenance, its events and its chain (`Memories.show`, as `automem show ID`, the owner's
+    view: any memory of the root, like `automem list --all-profiles --all-users`); a forgotten one as its tombstone.
+    NotFound for an unknown id, or one held for review (its own list is `held_items`)."""
+    try:
+        v = _api(store).show(memory_id)
+    except errors.NotFound as exc:
         tomb = next(iter(store.tombstones_of([memory_id])), None)
         if tomb is None:
-            raise NotFound(f"no memory with id {memory_id}")
+            raise NotFound(str(exc)) from None
         events = [{"memory_id": memory_id, "kind": "forgotten", "at": int(tomb.get("forgotten_at") or 0)}]
         return {"memory": tombstone_row(tomb), "provenance": None,
                 "history": {"replaced": [], "replaced_by": [], "events": events}, "capabilities": dict(CAPABILITIES)}
-    m = found[0]
-    shown = history.show(store, memory_id)
-    evidence = _evidence(m)
+    rec = v.to_json()
+    evidence = _evidence(v)
     provenance = {
-        "session_id": m.session_id or None, "task_id": m.task_id or None, "job": m.job or None,
-        "origin": m.origin or m.room or None, "room": m.room or None, "added_by": m.added_by or None,
-        "who": "owner" if m.scope == OWNER else m.scope,
-        "created_at": int(m.created_at or 0), "updated_at": int(m.updated_at or 0), "restated": int(m.restated or 0),
+        "session_id": v.session_id, "task_id": v.task_id, "job": v.job,
+        "origin": (v.evidence.origin if v.evidence else "") or rec.get("room") or None, "room": rec.get("room") or None,
+        "added_by": v.added_by or None, "who": "owner" if v.scope == OWNER else v.scope,
+        "created_at": v.created_at, "updated_at": v.updated_at, "restated": v.restated,
         "excerpt": evidence["excerpt"] if evidence else None, "evidence": evidence,
-        "other": {k: v for k, v in sorted(m.extra.items()) if isinstance(v, (str, int, float, bool))},
+        "other": {k: x for k, x in sorted(v.extra.items()) if isinstance(x, (str, int, float, bool))},
     }
-    hist = {"replaced": [_step_row(s) for s in shown.replaced],
-            "replaced_by": [_step_row(s) for s in shown.replaced_by], "events": [_event_row(e) for e in shown.events]}
-    return {"memory": {**row_of(m), "superseded_by": m.superseded_by or None}, "provenance": provenance,
+    hist = {"replaced": [_step_row(s) for s in v.replaced], "replaced_by": [_step_row(s) for s in v.replaced_by],
+            "events": [_event_row(e) for e in v.events]}
+    return {"memory": {**view_row(v), "superseded_by": v.superseded_by}, "provenance": provenance,
             "history": hist, "capabilities": dict(CAPABILITIES)}
 
 

@@ -159,55 +159,50 @@ def _json_request(request: Request) -> None:
         raise HTTPException(415, "send the request as JSON (Content-Type: application/json)")
 
 
-@router.post("/memories/{memory_id}/pin")
-async def post_pin(memory_id: str, request: Request) -> Any:
+async def _change(request: Request, work: Callable[[bytes], Any]) -> Any:
+    """A change: a JSON body (checked, bounded), then `work(body)` in the thread pool, its failures one line each."""
     _json_request(request)
     raw = await _body(request)
+    return await run_in_threadpool(_answer, lambda: work(raw))
 
-    def work():
+
+@router.post("/memories/{memory_id}/pin")
+async def post_pin(memory_id: str, request: Request) -> Any:
+    def work(raw: bytes) -> Any:
         mid = memory_id_of(memory_id)
         view, value = pin_request(raw, _default_profile())
         return _with_store(view.profile, lambda store: adapter.set_pinned(store, mid, view, value))
 
-    return await run_in_threadpool(_answer, work)
+    return await _change(request, work)
 
 
 @router.post("/memories/{memory_id}/forget")
 async def post_forget(memory_id: str, request: Request) -> Any:
-    _json_request(request)
-    raw = await _body(request)
-
-    def work():
+    def work(raw: bytes) -> Any:
         mid = memory_id_of(memory_id)
         view = forget_request(raw, mid, _default_profile())
         return _with_store(view.profile, lambda store: adapter.forget(store, mid))
 
-    return await run_in_threadpool(_answer, work)
+    return await _change(request, work)
 
 
 @router.put("/memories/{memory_id}")
 async def put_memory(memory_id: str, request: Request) -> Any:
-    _json_request(request)
-    raw = await _body(request)
-
-    def work():
+    def work(raw: bytes) -> Any:
         mid = memory_id_of(memory_id)
         view, text = edit_request(raw, _default_profile())
         return _with_store(view.profile, lambda store: adapter.edit(store, mid, view, text))
 
-    return await run_in_threadpool(_answer, work)
+    return await _change(request, work)
 
 
 @router.post("/jobs/retry")
 async def post_retry(request: Request) -> Any:
-    _json_request(request)
-    raw = await _body(request)
-
-    def work():
+    def work(raw: bytes) -> Any:
         body = json_body(raw, ("profile", "job"))
         view: View = view_of({"profile": body.get("profile")}, _default_profile())
         job = None if body.get("job") is None else memory_id_of(body.get("job"), "job")
         loc = adapter.location_of(view.profile)
         return adapter.retry_failed(loc.root, job)
 
-    return await run_in_threadpool(_answer, work)
+    return await _change(request, work)
