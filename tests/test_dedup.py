@@ -432,6 +432,17 @@ def test_offline_the_write_path_loses_no_fact_of_the_tuned_parts(part):
 
 # --- issue 29: order and roles, single-valued slots ----------------------------------------------------------------
 
+@pytest.mark.parametrize("one, other", [("api-v1 runs on port 8080", "api-v2 runs on port 9090"),
+                                        ("test-01 uses 16GB of RAM", "test-02 uses 32GB of RAM"),
+                                        ("北极星项目1统一使用Python 3.11", "北极星项目2统一使用Python 3.12"),
+                                        ("server1 runs Ubuntu 22.04", "server2 runs Ubuntu 24.04"),
+                                        ("北极星项目统一使用Python 3.11", "北极星项目1统一使用Python 3.11")])
+def test_two_things_named_alike_each_keep_their_value(one, other):
+    """A number that says which project, server or host it is is never a new value of one slot."""
+    for a, b in ((one, other), (other, one)):
+        assert compare(b, a, CLOSE, TH).action == "new", (a, b, compare(b, a, CLOSE, TH).reason)
+
+
 def test_the_same_words_in_another_order_or_role_are_never_a_duplicate_by_rule():
     for old, new in [("I prefer vim over nano", "I prefer nano over vim"),
                      ("Alice reports to Bob", "Bob reports to Alice"), ("从北京飞上海", "从上海飞北京"), ("小王是小李的上级", "小李是小王的上级"),

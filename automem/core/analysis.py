@@ -98,6 +98,9 @@ class Analysis:
             year = _YEAR.fullmatch(u.key[4:]) and (after == "年" or before in _YEAR_BEFORE or after.startswith("name:"))
             if before in NUMBERING_BEFORE or after in NUMBERING_AFTER or year or _numbers_a_thing(units, i):
                 found.add(u.key[4:])
+        named = _NAMED_FIRST.match(self.text)
+        if named:  # "api-v1 runs on port 8080", "test-01 uses 16GB": the subject's name ends in its number
+            found.add(named.group(1).lstrip("0") or "0")
         s = _subject_index(self)
         if s is not None and not _owned(self, s) and units[s].kind == "concept":
             s = None  # a text's first word may be a verb ("超过500元…", "Publish two posts a week"): no subject
@@ -470,6 +473,10 @@ def one_slot_replaced(a: Analysis, b: Analysis) -> bool:
 
 _POSSESSIVE = frozenset({"user's", "users'", "my", "his", "her", "their", "our", "your"})
 _HOLDERS = frozenset({"用户", "我", "他", "她", "我们", "你", "user", "i"})
+
+
+# A text that opens with a hyphenated name ending in a number ("api-v1", "test-01", "dev-2"): that number says which.
+_NAMED_FIRST = re.compile(r"\s*(?:the\s+)?[A-Za-z][A-Za-z0-9_.]*-v?(\d+)\b", re.I)
 
 
 def _numbers_a_thing(units: Sequence[Unit], i: int) -> bool:
