@@ -371,9 +371,9 @@ def _latin_units(words: list[str], in_cjk_text: bool, sentence_start: bool) -> l
             unit = _LATIN_LEXICON.get(tuple(w.lower() for w in chunk)) or _LATIN_STEMMED.get(
                 tuple(_stem_en(w) for w in chunk)) or _LATIN_STEMMED.get(
                 tuple(_stem_en(IRREGULAR_EN.get(w.lower(), w)) for w in chunk))  # "took" is "take"
-            if unit is not None and size == 1 and unit.kind == "frame" and _capitalised_mid_sentence(
-                    chunk[0], first=sentence_start and i == 0):
-                unit = None  # a name the lexicon takes for a frame word: "The user knows Go"
+            if unit is not None and size == 1 and unit.kind == "frame" and (_capitalised_mid_sentence(
+                    chunk[0], first=sentence_start and i == 0) or (in_cjk_text and len(chunk[0]) == 1)):
+                unit = None  # a name the lexicon takes for a frame word: "The user knows Go", "从A机房"
             if unit is not None:
                 out.append(unit)
                 i += size
@@ -440,8 +440,11 @@ def _content_stem(word: str) -> str:
 
 
 def _capitalised_mid_sentence(word: str, first: bool) -> bool:
-    """"Go" in "The user knows Go": capitalised (not ALLCAPS, not "I") and not the first word of a sentence."""
-    return not first and len(word) > 1 and word[0].isupper() and word[1:].islower()
+    """"Go" in "The user knows Go", "A" in "Team A": capitalised (not ALLCAPS, not "I") and not the first word of a
+    sentence."""
+    if len(word) == 1:
+        return not first and word.isupper() and word != "I"
+    return not first and word[0].isupper() and word[1:].islower()
 
 
 def _looks_like_name(word: str, first: bool) -> bool:
