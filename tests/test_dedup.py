@@ -449,7 +449,10 @@ def test_the_same_words_in_another_order_or_role_are_never_a_duplicate_by_rule()
                      ("The user uses tabs, not spaces", "The user uses spaces, not tabs"),
                      ("先写测试再写代码", "先写代码再写测试"), ("Tom lent the user 500 yuan", "The user lent Tom 500 yuan"),
                      ("Team A depends on Team B's API", "Team B depends on Team A's API"),
-                     ("数据从A机房同步到B机房", "数据从B机房同步到A机房")]:
+                     ("数据从A机房同步到B机房", "数据从B机房同步到A机房"),
+                     ("Redirect http to https", "Redirect https to http"),
+                     ("Weekdays: gym in the morning, study at night", "Weekdays: study in the morning, gym at night"),
+                     ("周一开会，周三写周报", "周三开会，周一写周报")]:
         v = compare(new, old, CLOSE, TH)
         assert (v.action, v.borderline) == ("new", True), (old, new, v)
     # ...while what only moves a time, a stretch to the front, or a modifier stays a restatement

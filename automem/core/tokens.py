@@ -123,11 +123,18 @@ _TOKEN = re.compile(r"""
 _CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
+# Words ending in s that are no plural: "https" is not "http" ("Redirect http to https").
+_NOT_PLURAL = frozenset({"https", "wss", "ftps", "dns", "gps", "sms", "css", "ios", "macos", "aws", "redis",
+                         "postgres", "kubernetes", "jenkins"})
+
+
 def _stem_en(word: str) -> str:
     """Light English stemming so "uses"/"use", "indented"/"indent" meet; both sides get the same treatment."""
     w = word.lower()
     if w.endswith("'s"):
         w = w[:-2]
+    if w in _NOT_PLURAL:
+        return w
     for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
             stem = w[: len(w) - len(suffix)] + keep

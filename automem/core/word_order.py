@@ -6,6 +6,8 @@ rules (automem.core.dedup) read them. Plain functions, no I/O.
 
 from __future__ import annotations
 
+import re
+
 from .analysis import Analysis, same_wording
 from .tokens import MOVABLE_CLASSES, MOVABLE_CONCEPTS, ROLE_MARKERS, ROLE_SKIP, _content_stem
 
@@ -23,6 +25,10 @@ def _order_keys(x: Analysis, entities_only: bool = False) -> list[tuple[str, str
     keys: list[tuple[str, str]] = []
     seen: dict[str, int] = {}
     nots, prev_surface = 0, ""
+    # times or days in two clauses each belong to their clause ("gym in the morning, study at night", "周一开会，
+    # 周三写周报"): then they are not movable
+    times = {u.key for u in x.units if _movable(u) and u.key != "EVERY"}
+    movable = len(times) < 2 or not re.search(r"[,;，；、]", x.text)
     for u in x.units:
         kind = "entity"
         if u.kind == "frame":
@@ -33,12 +39,12 @@ def _order_keys(x: Analysis, entities_only: bool = False) -> list[tuple[str, str
             nots += 1
             k = f"NOT{nots}"
         elif u.kind == "concept":
-            if u.key in MOVABLE_CONCEPTS:
+            if movable and u.key in MOVABLE_CONCEPTS:
                 continue
             k, kind = u.key, ("entity" if u.key in _PERSONS else "concept")
         elif u.kind == "value":
             cls, _, val = u.key.partition(":")
-            if cls in MOVABLE_CLASSES:
+            if movable and cls in MOVABLE_CLASSES:
                 continue
             # a name is the same word as a plain one on the other side ("Alice reports ..." / "... to Alice")
             if cls == "name":
@@ -60,6 +66,11 @@ def _order_keys(x: Analysis, entities_only: bool = False) -> list[tuple[str, str
             keys.append((kind, k))
         prev_surface = u.surface if u.kind == "concept" else ""
     return [(kind, k) for kind, k in dict.fromkeys(keys) if all(seen.get(p, 0) == 1 for p in k.split("+"))]
+
+
+def _movable(u) -> bool:
+    return (u.kind == "concept" and u.key in MOVABLE_CONCEPTS) or (
+        u.kind == "value" and u.key.partition(":")[0] in MOVABLE_CLASSES)
 
 
 def _same_order(sa: list[tuple[str, str]], sb: list[tuple[str, str]]) -> bool:
