@@ -436,7 +436,9 @@ def test_offline_the_write_path_loses_no_fact_of_the_tuned_parts(part):
                                         ("test-01 uses 16GB of RAM", "test-02 uses 32GB of RAM"),
                                         ("北极星项目1统一使用Python 3.11", "北极星项目2统一使用Python 3.12"),
                                         ("server1 runs Ubuntu 22.04", "server2 runs Ubuntu 24.04"),
-                                        ("北极星项目统一使用Python 3.11", "北极星项目1统一使用Python 3.11")])
+                                        ("北极星项目统一使用Python 3.11", "北极星项目1统一使用Python 3.11"),
+                                        ("The user owns a Kindle Paperwhite 4", "The user owns a Kindle Paperwhite 5"),
+                                        ("用户有一台 iPad 9", "用户有一台 iPad 10")])
 def test_two_things_named_alike_each_keep_their_value(one, other):
     """A number that says which project, server or host it is is never a new value of one slot."""
     for a, b in ((one, other), (other, one)):

@@ -54,7 +54,7 @@ from .analysis import (
     same_wording,
     set_aside,
 )
-from .single_valued import maybe_same_slot, single_valued_change
+from .single_valued import maybe_same_slot, single_valued_change, two_models_owned
 from .word_order import order_changed
 
 ACTIONS = ("duplicate", "update", "new")
@@ -196,6 +196,8 @@ def slot_change(a: Analysis, b: Analysis, values: list[str], flipped: bool) -> s
     changed_numbers = {n for v in values if v.startswith("num ") for n in re.split(r"[ /]|->", v[4:]) if n}
     if changed_numbers & (a.identifiers | b.identifiers):
         return ""  # the number says which one (room 305 / room 207): another thing, not a new value
+    if two_models_owned(a, b):
+        return ""  # a Raspberry Pi 4 and a Pi 5: two things owned
     if not rest.unmatched:
         if changed_numbers:
             return "a new number for the same slot"

@@ -77,7 +77,7 @@ def single_valued_change(a: Analysis, b: Analysis) -> str:
     common = slots(a) & slots(b)
     va, vb = _versions(a), _versions(b)
     version = sorted(n for n in set(va) & set(vb) if va[n] != vb[n])
-    if not common and not version:
+    if (not common and not version) or two_models_owned(a, b):
         return ""
     ov = overlap(a, b)
     concepts = a.concepts | b.concepts | common
@@ -124,6 +124,19 @@ def maybe_same_slot(a: Analysis, b: Analysis) -> str:
     if b.strong_change and not a.strong_change and (sa or sb or overlap(a, b).shared > 0):
         return "maybe a change of the same thing, announced"
     return ""
+
+
+_POSSESSION = frozenset({"own", "owns", "owned", "has", "have", "had", "BUY", "有", "拥有"})
+
+
+def two_models_owned(a: Analysis, b: Analysis) -> bool:
+    """Both say the holder owns or bought a thing whose model number differs ("owns a Raspberry Pi 4" / "a
+    Raspberry Pi 5", "买了一台 iPhone 15"): things owned add up, unless a single-valued slot holds them ("the user's
+    phone") or the second announces the change ("upgraded to")."""
+    va, vb = _versions(a), _versions(b)
+    if not any(n in vb and vb[n] != v for n, v in va.items()) or b.strong_change or slots(a) & slots(b):
+        return False
+    return all(any(u.key in _POSSESSION for u in x.units if u.kind in ("frame", "concept", "content")) for x in (a, b))
 
 
 def changes_a_value(text: str) -> bool:
