@@ -432,6 +432,15 @@ def test_offline_the_write_path_loses_no_fact_of_the_tuned_parts(part):
 
 # --- issue 29: order and roles, single-valued slots ----------------------------------------------------------------
 
+@pytest.mark.parametrize("one, other", [("The user lives in Shanghai during the week", "The user lives in Hangzhou on weekends"),
+                                        ("用户工作日住在上海", "用户周末住在杭州"),
+                                        ("用户老公在腾讯上班", "用户在阿里上班"),
+                                        ("用户妈妈住在长沙", "用户住在深圳")])
+def test_a_slot_of_another_time_or_another_person_is_no_update(one, other):
+    """One value on weekdays and another at weekends, or the husband's employer and the user's: both hold."""
+    assert compare(other, one, CLOSE, TH).action == "new", compare(other, one, CLOSE, TH).reason
+
+
 @pytest.mark.parametrize("one, other", [("api-v1 runs on port 8080", "api-v2 runs on port 9090"),
                                         ("test-01 uses 16GB of RAM", "test-02 uses 32GB of RAM"),
                                         ("北极星项目1统一使用Python 3.11", "北极星项目2统一使用Python 3.12"),

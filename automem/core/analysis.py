@@ -471,6 +471,10 @@ def one_slot_replaced(a: Analysis, b: Analysis) -> bool:
 # --------------------------------------------------------------------------------------------------------------
 # Whom or what a text is about
 
+# Persons a holder has ("the user's wife", "用户老公"): whom a text may be about instead of the user.
+KIN = frozenset({"WIFE", "HUSBAND", "SON", "DAUGHTER", "CHILD", "PARENTS", "FATHER", "MOTHER", "GRANDFATHER",
+                 "GRANDMOTHER", "OLDER_BROTHER", "YOUNGER_BROTHER", "OLDER_SISTER", "YOUNGER_SISTER", "FRIEND",
+                 "COLLEAGUE", "BOSS", "ROOMMATE", "NEIGHBOUR"})
 _POSSESSIVE = frozenset({"user's", "users'", "my", "his", "her", "their", "our", "your"})
 _HOLDERS = frozenset({"用户", "我", "他", "她", "我们", "你", "user", "i"})
 
@@ -508,7 +512,9 @@ def _subject_index(x: Analysis) -> int | None:
                                             and units[i + 1].key == "的"):
             return next((j for j in range(i + 1, len(units)) if substantive(units[j])), None)
         if u.key.lower() in _HOLDERS:
-            return None
+            nxt = units[i + 1] if i + 1 < len(units) else None
+            # "用户老公在腾讯上班": a relative right after the holder is whom the text is about
+            return i + 1 if nxt is not None and nxt.kind == "concept" and nxt.key in KIN else None
     return None
 
 

@@ -9,7 +9,15 @@ from __future__ import annotations
 import re
 
 from .analysis import _POSSESSIVE, Analysis, _subject_index, _subject_key, analyse, overlap, polarity_flipped
-from .tokens import _CJK_CHAR, OPEN_SUBJECTS, PAST_FORMS, SINGLE_HELD, SINGLE_OWNED
+from .tokens import (
+    _CJK_CHAR,
+    MOVABLE_CLASSES,
+    MOVABLE_CONCEPTS,
+    OPEN_SUBJECTS,
+    PAST_FORMS,
+    SINGLE_HELD,
+    SINGLE_OWNED,
+)
 
 
 def _has_phrase(text: str, phrase: str) -> bool:
@@ -56,6 +64,12 @@ def _one_stretch(x: Analysis, keys: set[str]) -> bool:
     return bool(pos) and max(pos) - min(pos) + 1 == len(pos)
 
 
+def _times(x: Analysis) -> set[str]:
+    """The times and days `x` is said of ("on weekends", "周末", "in the morning"); "every" says how often."""
+    return {u.key for u in x.units if (u.kind == "concept" and u.key in MOVABLE_CONCEPTS and u.key != "EVERY")
+            or (u.kind == "value" and u.key.partition(":")[0] in MOVABLE_CLASSES)}
+
+
 def _holders_agree(a: Analysis, b: Analysis) -> bool:
     """One holder: the same subject, or a subject the other text may leave unsaid ("项目统一使用Python 3.11" / "we moved
     to Python 3.12"). Never the user and something the user holds ("the user's parents live in ...")."""
@@ -74,6 +88,9 @@ def single_valued_change(a: Analysis, b: Analysis) -> str:
         return ""
     if any(_has_phrase(x.text, p) for x in (a, b) for p in PAST_FORMS):
         return ""  # a past value is history, not the slot's value now
+    ta, tb = _times(a), _times(b)
+    if ta and tb and ta != tb:
+        return ""  # one value for weekdays, another for weekends: two times, two values
     common = slots(a) & slots(b)
     va, vb = _versions(a), _versions(b)
     version = sorted(n for n in set(va) & set(vb) if va[n] != vb[n])

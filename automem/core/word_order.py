@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import re
 
-from .analysis import Analysis, same_wording
+from .analysis import KIN, Analysis, same_wording
 from .tokens import MOVABLE_CLASSES, MOVABLE_CONCEPTS, ROLE_MARKERS, ROLE_SKIP, _content_stem
 
-_PERSONS = frozenset({"WIFE", "HUSBAND", "SON", "DAUGHTER", "CHILD", "PARENTS", "FATHER", "MOTHER", "GRANDFATHER",
-                      "GRANDMOTHER", "OLDER_BROTHER", "YOUNGER_BROTHER", "OLDER_SISTER", "YOUNGER_SISTER", "FRIEND",
-                      "COLLEAGUE", "BOSS", "ROOMMATE", "NEIGHBOUR"})
+_PERSONS = KIN
 _USER_WORDS = frozenset({"用户", "我", "本人", "user", "user's", "users", "i", "i'm", "i've", "me", "my", "mine",
                          "myself"})
 
