@@ -432,7 +432,8 @@ def test_offline_the_write_path_loses_no_fact_of_the_tuned_parts(part):
 
 # --- issue 29: order and roles, single-valued slots ----------------------------------------------------------------
 
-@pytest.mark.parametrize("one, other", [("The user lives in Shanghai during the week", "The user lives in Hangzhou on weekends"),
+@pytest.mark.parametrize("one, other", [("The user lives in Shanghai during the week",
+                                         "The user lives in Hangzhou on weekends"),
                                         ("用户工作日住在上海", "用户周末住在杭州"),
                                         ("用户老公在腾讯上班", "用户在阿里上班"),
                                         ("用户妈妈住在长沙", "用户住在深圳")])
