@@ -11,6 +11,7 @@ from .analysis import analyse, changed_values, overlap, polarity_flipped
 from .candidate import EVENT_WING, RELATED_TO, Candidate, writable
 from .dedup import Neighbour, Thresholds, compare
 from .memory import Memory
+from .visibility import matches
 
 # How many memories one update may supersede besides the one it matched (a cluster of restatements of the old value
 # is a handful; the bound keeps a chain of links from walking a whole profile).
@@ -29,20 +30,24 @@ def old_copies(store, new_text: str, new_id: str, writer: Candidate, old: Memory
     if writer.wing == EVENT_WING or old.wing == EVENT_WING:
         return []
     change = set(changed_values(analyse(old.text), analyse(new_text)))
+    near = [n for n in neighbours if n.distance <= thresholds.related and n.id not in (old.id, new_id)]
+    _read_many(current, [n.id for n in near] + [str(old.extra.get(RELATED_TO) or "")])
     pool: dict[str, tuple[Memory, float, bool]] = {}  # id -> (memory, distance, linked to the cluster)
-    for n in neighbours:
-        if n.distance <= thresholds.related and n.id not in (old.id, new_id):
-            m = current(n.id)
-            if m is not None:
-                pool[n.id] = (m, n.distance, False)
+    for n in near:
+        m = current(n.id)
+        if m is not None:
+            pool[n.id] = (m, n.distance, False)
+    links = _Links(store, writer, old.wing)
+    links.prefetch([old.id] + list(pool))  # the cluster is mostly among the near neighbours: usually one read
     members: list[Memory] = []
     frontier, seen = [old], {old.id, new_id}
     while frontier and len(seen) < MAX_OLD_COPIES + 2:
         m = frontier.pop()
         linked = [x for x in ([current(str(m.extra.get(RELATED_TO) or ""))] if m.extra.get(RELATED_TO) else [])
                   if x is not None]
-        linked += store.list(profile=writer.profile, wing=old.wing, where={RELATED_TO: m.id},
-                             scopes=(writer.scope,), inherit=False, limit=MAX_OLD_COPIES)
+        to_m = links.to(m.id)
+        _read_many(current, [], to_m)
+        linked += to_m
         for x in linked:
             x = current(x.id) or x
             if x.id in seen:
@@ -85,3 +90,41 @@ def _restates_loosely(a, b) -> bool:
         return False
     concepts = a.concepts | b.concepts
     return ov.shared > 0 and all(k in concepts for k in ov.only_a_keys + ov.only_b_keys)
+
+
+class _Links:
+    """The active memories of the writer's group whose `related_to` names a given id, newest first (what
+    `store.list(profile, wing, where={RELATED_TO: id}, scopes=(scope,), inherit=False)` returns), read for many ids
+    at once. Chroma is asked for the link alone and the visibility filter is applied here (`matches`, the same
+    rule): at 10,000 memories the link alone takes about 1 ms, the link with the visibility filter about 20 ms."""
+
+    def __init__(self, store, writer: Candidate, wing: str) -> None:
+        self.store = store
+        self.visible = store.where(writer.profile, wing=wing, scopes=(writer.scope,), inherit=False)
+        self.found: dict[str, list[Memory]] = {}
+
+    def prefetch(self, ids: Sequence[str]) -> None:
+        wanted = [i for i in dict.fromkeys(ids) if i and i not in self.found]
+        if not wanted:
+            return
+        for i in wanted:
+            self.found[i] = []
+        where = {RELATED_TO: wanted[0]} if len(wanted) == 1 else {RELATED_TO: {"$in": wanted}}
+        for m in self.store.iter_records(where):
+            target = str(m.extra.get(RELATED_TO) or "")
+            if target in self.found and matches(m.stored if m.stored is not None else m.metadata(), self.visible):
+                self.found[target].append(m)
+        for i in wanted:
+            self.found[i].sort(key=lambda m: (m.updated_at or m.created_at, m.created_at, m.id), reverse=True)
+            del self.found[i][MAX_OLD_COPIES:]
+
+    def to(self, mid: str) -> list[Memory]:
+        self.prefetch([mid])
+        return list(self.found[mid])
+
+
+def _read_many(current, ids: Sequence[str], records: Sequence[Memory] = ()) -> None:
+    """Let `current` read `ids` in one store read (and take `records`, just read, as they are) where it can."""
+    many = getattr(current, "many", None)
+    if many is not None:
+        many(ids, records)

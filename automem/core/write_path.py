@@ -369,17 +369,7 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
     dirty: set[str] = set()  # ...and the ones whose metadata must be written back
     restated: set[str] = set()  # stored memories this batch found said again (counted once each)
 
-    def current(mid: str | None) -> Memory | None:
-        if not mid:
-            return None
-        if mid in adds:
-            return adds[mid][0]
-        if mid not in changed:
-            found = store.get([mid])
-            if not found:
-                return None
-            changed[mid] = found[0]
-        return changed[mid]
+    current = _Reads(store, adds, changed)
 
     def supersede(old: Memory, by: str, reason: str, how: str = "update") -> None:
         history.supersede(old, by, reason, how, now)
@@ -507,6 +497,36 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
     replaced = [m.replaces for m, _ in adds.values() if m.replaces and m.status == "active"]
     _converge(store, replaced, conflicts, now)
     return out
+
+
+class _Reads:
+    """`current(id)`: a memory as this batch has it: one it adds, or a stored one read once (with what the batch
+    changed in it since); None when there is none. `current.many(ids, records)` reads the ids not read yet in one
+    store read and takes `records` (read just now) for the ids it has not read."""
+
+    def __init__(self, store, adds: dict[str, tuple[Memory, list[float]]], changed: dict[str, Memory]) -> None:
+        self.store, self.adds, self.changed = store, adds, changed
+
+    def __call__(self, mid: str | None) -> Memory | None:
+        if not mid:
+            return None
+        if mid in self.adds:
+            return self.adds[mid][0]
+        if mid not in self.changed:
+            found = self.store.get([mid])
+            if not found:
+                return None
+            self.changed[mid] = found[0]
+        return self.changed[mid]
+
+    def many(self, ids: Sequence[str], records: Sequence[Memory] = ()) -> None:
+        for m in records:
+            if m.id not in self.adds and m.id not in self.changed:
+                self.changed[m.id] = m
+        missing = [i for i in dict.fromkeys(ids) if i and i not in self.adds and i not in self.changed]
+        if missing:
+            for m in self.store.get(missing):
+                self.changed[m.id] = m
 
 
 def _head(current: Callable[[str | None], Memory | None], old: Memory, limit: int = 8) -> Memory | None:
