@@ -406,6 +406,76 @@ def test_an_update_of_one_named_thing_never_supersedes_another_named_alike(store
         assert update in _texts(store) and other in _texts(store)
 
 
+@pytest.mark.parametrize("index_state", ["index fresh", "index stale"])
+def test_an_update_follows_links_only_within_the_writers_profile_and_scope(store, index_state):
+    """The cluster an update supersedes is read along `related_to` links (from the recall index when it reflects
+    the store, else from Chroma by the link alone, the visibility rule applied to the records): a copy of the old
+    value linked to it from another person's scope or another profile, or one already superseded, is never touched;
+    the linked copy in the writer's own group goes, and so does one linked to that copy (and one in another of the
+    owner's profiles: instructions are shared by them, `shared_wings`)."""
+    from automem.core import index
+    from automem.core.memory import Memory, memory_id
+
+    old, reworded, further, update = ("项目统一使用Python 3.11", "项目使用Python 3.11版本", "项目用的是Python 3.11版本",
+                                      "we moved to Python 3.12")
+    [first] = remember(store, [Candidate(old, wing="instruction")])
+    first_id = first.id
+
+    def linked(text: str, to: str, profile: str = "default", scope: str = "", status: str = "active") -> Memory:
+        return Memory(id=memory_id(profile, "instruction", text, scope), text=text, wing="instruction",
+                      profile=profile, room="auto-extract", scope=scope, created_at=1, updated_at=1, status=status,
+                      extra={RELATED_TO: to})
+
+    mine = linked(reworded, first_id)
+    chained = linked(further, mine.id)  # linked to the copy, not to the old memory
+    shared = linked(reworded, first_id, profile="coder")
+    others = [linked(reworded, first_id, scope="user:telegram:42"), linked(reworded, first_id, profile="coder",
+                                                                         scope="user:telegram:42"),
+              linked("项目一直用Python 3.11版本", first_id, status="superseded")]
+    records = [mine, chained, shared] + others
+    store.write_records(records, store.embed([m.text for m in records]))
+    if index_state == "index stale":
+        index.mark_stale(store.location)
+    [d] = remember(store, [Candidate(update, wing="instruction")])
+    assert d.action == "update", d.reason
+    after = {m.id: m for m in store.get([first_id] + [m.id for m in records])}
+    assert sorted(d.superseded) == sorted([first_id, mine.id, chained.id, shared.id])
+    assert {after[i].superseded_by for i in d.superseded} == {d.id}
+    assert [after[m.id].status for m in others] == ["active", "active", "superseded"]
+    assert not after[others[2].id].superseded_by  # left as it was
+
+
+@pytest.mark.parametrize("index_state", ["index fresh", "index stale"])
+def test_linked_to_reads_what_the_filtered_list_reads(store, index_state):
+    """`Store.linked_to` (the cluster walk's read) returns exactly the records `Store.list` returns for the link and
+    the same visibility filter, from the recall index or from Chroma."""
+    from automem.core import index
+    from automem.core.memory import Memory, memory_id
+
+    def rec(n: int, to: str, profile: str = "default", scope: str = "", wing: str = "instruction",
+            status: str = "active") -> Memory:
+        text = f"第{n}条：项目使用Python 3.11版本"
+        return Memory(id=memory_id(profile, wing, text, scope), text=text, wing=wing, profile=profile,
+                      room="auto-extract", scope=scope, created_at=n, updated_at=n, status=status,
+                      extra={RELATED_TO: to} if to else {})
+
+    records = [rec(1, ""), rec(2, ""), rec(3, "x1"), rec(4, "x1", scope="user:telegram:42"), rec(5, "x2", "coder"),
+               rec(6, "x2", wing="user"), rec(7, "x1", status="superseded"), rec(8, "x3", "coder", wing="user"),
+               rec(9, "x2", scope="chat:telegram:7")]
+    store.write_records(records, store.embed([m.text for m in records]))
+    if index_state == "index stale":
+        index.mark_stale(store.location)
+    for profile, wing, scope in [("default", "instruction", ""), ("default", "user", ""), ("coder", "user", ""),
+                                 ("default", "instruction", "user:telegram:42"), ("coder", "instruction", ""),
+                                 ("default", "instruction", "chat:telegram:7")]:
+        flt = store.where(profile, wing=wing, scopes=(scope,), inherit=False)
+        want = {m.id for link in ("x1", "x2", "x3")
+                for m in store.list(profile=profile, wing=wing, where={RELATED_TO: link}, scopes=(scope,),
+                                    inherit=False)}
+        assert {m.id for m in store.linked_to(["x1", "x2", "x3", ""], flt)} == want, (profile, wing, scope)
+    assert store.linked_to([], {}) == [] and store.linked_to(["nothing links here"], {}) == []
+
+
 ORDER_ROLE = [("I prefer vim over nano", "I prefer nano over vim", "user", "update"),
               ("Alice reports to Bob", "Bob reports to Alice", "user", "update"),
               ("用户喜欢茶胜过咖啡", "用户喜欢咖啡胜过茶", "user", "update"),

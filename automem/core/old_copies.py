@@ -29,20 +29,25 @@ def old_copies(store, new_text: str, new_id: str, writer: Candidate, old: Memory
     if writer.wing == EVENT_WING or old.wing == EVENT_WING:
         return []
     change = set(changed_values(analyse(old.text), analyse(new_text)))
+    near = [n for n in neighbours if n.distance <= thresholds.related and n.id not in (old.id, new_id)]
+    _read_many(current, [n.id for n in near] + [str(old.extra.get(RELATED_TO) or "")])
     pool: dict[str, tuple[Memory, float, bool]] = {}  # id -> (memory, distance, linked to the cluster)
-    for n in neighbours:
-        if n.distance <= thresholds.related and n.id not in (old.id, new_id):
-            m = current(n.id)
-            if m is not None:
-                pool[n.id] = (m, n.distance, False)
+    for n in near:
+        m = current(n.id)
+        if m is not None:
+            pool[n.id] = (m, n.distance, False)
+    links = _Links(store, writer, old.wing)
+    # the cluster is mostly the old memory's link and its near neighbours: usually one read for the whole walk
+    links.prefetch([old.id, str(old.extra.get(RELATED_TO) or "")] + list(pool))
     members: list[Memory] = []
     frontier, seen = [old], {old.id, new_id}
     while frontier and len(seen) < MAX_OLD_COPIES + 2:
         m = frontier.pop()
         linked = [x for x in ([current(str(m.extra.get(RELATED_TO) or ""))] if m.extra.get(RELATED_TO) else [])
                   if x is not None]
-        linked += store.list(profile=writer.profile, wing=old.wing, where={RELATED_TO: m.id},
-                             scopes=(writer.scope,), inherit=False, limit=MAX_OLD_COPIES)
+        to_m = links.to(m.id)
+        _read_many(current, [], to_m)
+        linked += to_m
         for x in linked:
             x = current(x.id) or x
             if x.id in seen:
@@ -85,3 +90,39 @@ def _restates_loosely(a, b) -> bool:
         return False
     concepts = a.concepts | b.concepts
     return ov.shared > 0 and all(k in concepts for k in ov.only_a_keys + ov.only_b_keys)
+
+
+class _Links:
+    """The active memories of the writer's group whose `related_to` names a given id, newest first (what
+    `store.list(profile, wing, where={RELATED_TO: id}, scopes=(scope,), inherit=False)` returns), read for many ids
+    at once (`Store.linked_to`: the recall index, or Chroma asked for the link alone; the same visibility rule)."""
+
+    def __init__(self, store, writer: Candidate, wing: str) -> None:
+        self.store = store
+        self.visible = store.where(writer.profile, wing=wing, scopes=(writer.scope,), inherit=False)
+        self.found: dict[str, list[Memory]] = {}
+
+    def prefetch(self, ids: Sequence[str]) -> None:
+        wanted = [i for i in dict.fromkeys(ids) if i and i not in self.found]
+        if not wanted:
+            return
+        for i in wanted:
+            self.found[i] = []
+        for m in self.store.linked_to(wanted, self.visible):
+            target = str(m.extra.get(RELATED_TO) or "")
+            if target in self.found:
+                self.found[target].append(m)
+        for i in wanted:
+            self.found[i].sort(key=lambda m: (m.updated_at or m.created_at, m.created_at, m.id), reverse=True)
+            del self.found[i][MAX_OLD_COPIES:]
+
+    def to(self, mid: str) -> list[Memory]:
+        self.prefetch([mid])
+        return list(self.found[mid])
+
+
+def _read_many(current, ids: Sequence[str], records: Sequence[Memory] = ()) -> None:
+    """Let `current` read `ids` in one store read (and take `records`, just read, as they are) where it can."""
+    many = getattr(current, "many", None)
+    if many is not None:
+        many(ids, records)

@@ -85,6 +85,7 @@ class _Planned:
     verdict: Verdict
     existing: Memory | None
     neighbours: list[Neighbour] = field(default_factory=list)
+    records: dict[str, Memory] = field(default_factory=dict)  # the stored neighbours as the decision read them
     seen: tuple = ()  # what the decision saw: the neighbourhood's fingerprint
     judged: bool = False  # the verdict is the judge's
     asked: tuple = ()  # the neighbours the judge compared it with
@@ -255,12 +256,11 @@ def _decide(store, plan: _Planned, earlier: list[_Planned], thresholds: Threshol
         return
     superseded_here = {p.verdict.matched_id for p in earlier if p.verdict.action == "update"}
     earlier = [p for p in earlier if not p.held]  # a held candidate is nobody's neighbour
-    neighbours = [Neighbour(m.id, m.text, dist)
-                  for m, dist in store.search(embedding=plan.vector, k=store.config.dedup_neighbours,
-                                               profile=cand.profile, wing=cand.wing,
-                                               where={"room": {"$nin": sorted(EVENT_ROOMS)}},
-                                               scopes=(cand.scope,), inherit=False)
-                  if m.id != mid and m.id not in superseded_here]
+    found = store.search(embedding=plan.vector, k=store.config.dedup_neighbours, profile=cand.profile,
+                         wing=cand.wing, where={"room": {"$nin": sorted(EVENT_ROOMS)}}, scopes=(cand.scope,),
+                         inherit=False)
+    plan.records = {m.id: m for m, _ in found}
+    neighbours = [Neighbour(m.id, m.text, dist) for m, dist in found if m.id != mid and m.id not in superseded_here]
     plan.seen = (existing.status if existing else None,
                  tuple(sorted((n.id, round(n.distance, 4)) for n in neighbours if n.distance <= thresholds.related)))
     # Earlier candidates of this batch are not stored yet: compare with those this candidate's write could touch.
@@ -292,6 +292,7 @@ def _update_across(store, plan: _Planned, superseded_here: set, thresholds: Thre
              if m.profile == cand.profile and m.id not in superseded_here]
     found = decide(plan.text, [Neighbour(m.id, m.text, d) for m, d in other], thresholds)
     if found.action == "update":
+        plan.records.update((m.id, m) for m, _ in other)
         plan.neighbours = sorted(plan.neighbours + [Neighbour(m.id, m.text, d) for m, d in other
                                                     if m.id == found.matched_id], key=lambda n: n.distance)
         plan.verdict = Verdict("update", found.matched_id, f"{found.reason}, in the {SIBLING_WING[cand.wing]} wing",
@@ -369,17 +370,7 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
     dirty: set[str] = set()  # ...and the ones whose metadata must be written back
     restated: set[str] = set()  # stored memories this batch found said again (counted once each)
 
-    def current(mid: str | None) -> Memory | None:
-        if not mid:
-            return None
-        if mid in adds:
-            return adds[mid][0]
-        if mid not in changed:
-            found = store.get([mid])
-            if not found:
-                return None
-            changed[mid] = found[0]
-        return changed[mid]
+    current = _Reads(store, adds, changed)
 
     def supersede(old: Memory, by: str, reason: str, how: str = "update") -> None:
         history.supersede(old, by, reason, how, now)
@@ -437,6 +428,8 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
                                                   "only an explicit add restores it"))
             continue
         if verdict.action == "duplicate":
+            # what the decision read under this lock is not read again
+            current.many((), [m for m in (plan.existing, *plan.records.values()) if m is not None])
             matched = current(verdict.matched_id)
             if matched is not None and matched.status == "active" and matched.id not in adds:
                 restate(matched, cand.session_id, evidence)
@@ -458,6 +451,7 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
         if plan.twin is not None and plan.twin.status == HELD:
             held_done.append(plan.twin.id)  # its words are a memory now: nothing is left to review
         if verdict.action == "update":
+            current.many((), list(plan.records.values()))  # read under this lock by the decision: not read again
             old = current(verdict.matched_id)
             gone: list[str] = []
             reason = verdict.reason
@@ -507,6 +501,36 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
     replaced = [m.replaces for m, _ in adds.values() if m.replaces and m.status == "active"]
     _converge(store, replaced, conflicts, now)
     return out
+
+
+class _Reads:
+    """`current(id)`: a memory as this batch has it: one it adds, or a stored one read once (with what the batch
+    changed in it since); None when there is none. `current.many(ids, records)` reads the ids not read yet in one
+    store read and takes `records` (read just now) for the ids it has not read."""
+
+    def __init__(self, store, adds: dict[str, tuple[Memory, list[float]]], changed: dict[str, Memory]) -> None:
+        self.store, self.adds, self.changed = store, adds, changed
+
+    def __call__(self, mid: str | None) -> Memory | None:
+        if not mid:
+            return None
+        if mid in self.adds:
+            return self.adds[mid][0]
+        if mid not in self.changed:
+            found = self.store.get([mid])
+            if not found:
+                return None
+            self.changed[mid] = found[0]
+        return self.changed[mid]
+
+    def many(self, ids: Sequence[str], records: Sequence[Memory] = ()) -> None:
+        for m in records:
+            if m.id not in self.adds and m.id not in self.changed:
+                self.changed[m.id] = m
+        missing = [i for i in dict.fromkeys(ids) if i and i not in self.adds and i not in self.changed]
+        if missing:
+            for m in self.store.get(missing):
+                self.changed[m.id] = m
 
 
 def _head(current: Callable[[str | None], Memory | None], old: Memory, limit: int = 8) -> Memory | None:
