@@ -230,3 +230,47 @@ def test_the_resident_removes_an_empty_folder_in_its_sockets_place_and_serves(lo
     thread.join(60)
     assert reply is not None and reply["ok"], codes
     assert codes == [0]
+
+
+class _UpdateFails:
+    """A Chroma collection whose metadata updates fail (a full disk, a server gone): everything else goes through."""
+
+    def __init__(self, collection) -> None:
+        self._collection = collection
+
+    def update(self, **_kw):
+        raise OSError("No space left on device")
+
+    def __getattr__(self, name):
+        return getattr(self._collection, name)
+
+
+@pytest.mark.embedded_only("the generation stamp on disk")
+def test_an_update_is_one_generation_and_a_half_failed_one_leaves_the_index_to_be_rebuilt(location):
+    """An update writes twice (the new value added, the old one superseded) and moves the generation once, the index
+    current. When the second half fails after the index took it, the index is not stamped current with a change
+    the store never made: its next reader rebuilds it, and the old value the store still holds is recalled."""
+    from automem.errors import StoreError
+
+    store = Store(location, Config())
+    try:
+        [first] = remember(store, [Candidate("项目统一用Python 3.11", wing="instruction")])
+        gen = store.generation()
+        [update] = remember(store, [Candidate("项目改用Python 3.12", wing="instruction")])
+        assert update.action == "update" and update.superseded == [first.id]
+        assert store.generation() == gen + 1 and index.is_fresh(location, gen + 1)
+
+        store._collection = _UpdateFails(store._collection)
+        with pytest.raises(StoreError):
+            remember(store, [Candidate("项目改用Python 3.13", wing="instruction")])
+        assert store.generation() == gen + 2  # the new value landed
+        assert index.stamp_of(location)[0] == "stale"
+    finally:
+        store.close()
+    store = Store(location, Config())
+    try:
+        assert store.ensure_index() is True  # rebuilt from the store
+        active = {i.text for i in index.items(location)}
+        assert {"项目改用Python 3.12", "项目改用Python 3.13"} <= active  # 3.12 was never superseded in the store
+    finally:
+        store.close()

@@ -141,13 +141,14 @@ def is_fresh(location: Location, generation: int | None, now: float | None = Non
 
 
 def apply(location: Location, put: Sequence[Any] = (), drop: Sequence[str] = (), *,
-          generation: int | None) -> None:
+          generation: int | None, continuing: bool = False) -> None:
     """The index's half of one store write, in one transaction, before the store's own: memories to (re)index
     (active ones; others are dropped) and ids to drop (forgotten). An index that reflected the embedded store's
     `generation` is marked pending until `advance` (after the store's write) moves it on; a write that dies in
     between leaves it pending, so its next reader rebuilds it. A stale index stays stale. The caller holds the
-    store's write lock. Every id is noted in `known` with this machine's clock, so a server sync that read the
-    server before this write does not undo it."""
+    store's write lock; `continuing`: an earlier write of the same hold of the lock left the index pending on
+    `generation` and the caller moves it on once (`Store.write_group`). Every id is noted in `known` with this
+    machine's clock, so a server sync that read the server before this write does not undo it."""
     active = [m for m in put if getattr(m, "status", "active") == "active"]
     inactive = [m for m in put if getattr(m, "status", "active") != "active"]
     with transaction(connect_rw(location)) as conn:
@@ -157,7 +158,8 @@ def apply(location: Location, put: Sequence[Any] = (), drop: Sequence[str] = (),
             return
         if generation is not None:
             stamp = meta_value(conn, "generation")
-            fresh = (meta_value(conn, "version") == INDEX_VERSION and stamp == str(generation)) or (
+            fresh = (meta_value(conn, "version") == INDEX_VERSION
+                     and (stamp == str(generation) or (continuing and stamp == f"pending:{generation}"))) or (
                 stamp == "" and generation == 0)  # a new store: nothing was written before this
             if fresh and stamp == "":
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (INDEX_VERSION,))

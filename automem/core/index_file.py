@@ -60,6 +60,10 @@ def connect_rw(location: Location) -> sqlite3.Connection:
     path = index_path(location)
     ensure_private_dir(path.parent)
     conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+    # No fsync per commit: the index is derived from the store, and a commit that a power cut loses shows as a
+    # stale generation, a gap or an unreadable file, each of which makes the next reader rebuild it. A killed process
+    # loses nothing (the OS has the pages). The fsyncs cost 0.8 ms a commit, several per write.
+    conn.execute("PRAGMA synchronous = OFF")
     try:
         conn.executescript(SCHEMA)
     except sqlite3.OperationalError:
@@ -252,7 +256,9 @@ def settle_races(conn: sqlite3.Connection, targets: Iterable[str] | None = None)
     for target in set(targets):
         if not target:
             continue
-        rivals = conn.execute("SELECT id, created_at FROM memories WHERE replaces = ?", (target,)).fetchall()
+        # `!= ''` lets SQLite use the partial index memories_by_replaces (without: every row, 0.6 ms at 10k)
+        rivals = conn.execute("SELECT id, created_at FROM memories WHERE replaces = ? AND replaces != ''",
+                              (target,)).fetchall()
         if len(rivals) < 2:
             continue
         win = winner(rivals)

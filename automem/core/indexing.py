@@ -35,8 +35,13 @@ class Indexing:
         """The index's half of a write (under the write lock, before Chroma's half)."""
         from . import index
 
+        embedded = self.backend == "embedded"
         try:
-            index.apply(self.location, put, drop, generation=self.generation() if self.backend == "embedded" else None)
+            # in a write group after a write that landed, the index is pending on this generation by this very hold
+            # of the lock: it stays so (another writer's pending index is stale)
+            index.apply(self.location, put, drop, generation=self.generation() if embedded else None,
+                        continuing=embedded and self._bump_owed)
+            self._index_unconfirmed = embedded
         except Exception as exc:  # noqa: BLE001 - the index is derived: its next reader rebuilds it
             from ..log import log_event
 

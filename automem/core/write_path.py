@@ -493,11 +493,12 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
             apart = [i for i in str(newer.extra.get(JUDGED_NEW) or "").split(",") if i]
             newer.extra[JUDGED_NEW] = ",".join(dict.fromkeys(apart + [older.id]))
 
-    if adds:
-        store.write_records([m for m, _ in adds.values()], [v for _, v in adds.values()])
-    conflicts = store.update_metadata([changed[i] for i in dirty if i in changed]) if dirty else []
-    if held_done:
-        store.drop_held(held_done)
+    with store.write_group():  # other processes see the new memories and the old ones superseded at once
+        if adds:
+            store.write_records([m for m, _ in adds.values()], [v for _, v in adds.values()])
+        conflicts = store.update_metadata([changed[i] for i in dirty if i in changed]) if dirty else []
+        if held_done:
+            store.drop_held(held_done)
     replaced = [m.replaces for m, _ in adds.values() if m.replaces and m.status == "active"]
     _converge(store, replaced, conflicts, now)
     return out
