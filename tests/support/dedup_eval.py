@@ -18,8 +18,8 @@ CORPUS = DATA / "dedup_corpus"
 PARTS = {"tune": CORPUS / "tune.jsonl", "holdout": CORPUS / "holdout.jsonl",
          "numbers": CORPUS / "holdout_numbers.jsonl", "kinds": CORPUS / "holdout_kinds.jsonl",
          "shapes": CORPUS / "holdout_29.jsonl", "shapes2": CORPUS / "holdout_29b.jsonl",
-         "old": DATA / "dedup_pairs.jsonl"}
-HELD_OUT = {"holdout", "numbers", "kinds", "shapes", "shapes2"}
+         "shapes3": CORPUS / "holdout_29c.jsonl", "old": DATA / "dedup_pairs.jsonl"}
+HELD_OUT = {"holdout", "numbers", "kinds", "shapes", "shapes2", "shapes3"}
 MODES = ("offline", "judge", "settle")
 LABELS = ("restatement", "both_true", "replaces")
 OLD_LABELS = {"restatement": "restatement", "changed_value": "replaces", "related": "both_true",
@@ -46,6 +46,8 @@ def load_pairs(part: str) -> list[dict]:
                 row["id"] = f"s29-{row['id']}"
             elif part == "shapes2":
                 row["id"] = f"s29b-{row['id']}"
+            elif part == "shapes3":
+                row["id"] = f"s29c-{row['id']}"
             pairs.append(row)
     return pairs
 
