@@ -32,8 +32,8 @@ Figures: restatements intercepted (restatement -> duplicate), both-true kept (bo
 decided update (replaces -> update), and **facts lost** = both_true decided duplicate or update + replaces decided
 duplicate, over both_true + replaces. Targets (held-out part, offline): facts lost <= 1%, restatements >= 85%.
 
-    python -m scripts.eval_dedup [--part tune,holdout,numbers,kinds,shapes,shapes2,shapes3,old] [--mode offline,judge,settle]
-                                 [--json] [--failures]
+    python -m scripts.eval_dedup [--part tune,holdout,numbers,kinds,shapes,shapes2,shapes3,old]
+                                 [--mode offline,judge,settle] [--json] [--failures]
 
 `--failures` lists the tune and old pairs decided wrongly (never the held-out ones). Exit 1 when the held-out part
 was evaluated offline and loses more than 1% of its facts.
@@ -69,7 +69,8 @@ def print_table(results: dict) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", default="tune,holdout,numbers,kinds,shapes,shapes2,shapes3",
-                    help="comma-separated: tune, holdout, numbers, kinds, shapes, shapes2, shapes3, old (default all but old)")
+                    help="comma-separated: tune, holdout, numbers, kinds, shapes, shapes2, shapes3, old "
+                         "(default all but old)")
     ap.add_argument("--mode", default="offline,judge",
                     help="comma-separated: offline, judge, settle (default offline,judge)")
     ap.add_argument("--failures", action="store_true",

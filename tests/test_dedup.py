@@ -491,6 +491,25 @@ def test_a_word_whose_role_marker_changed_is_never_a_duplicate_by_rule():
     assert action("The user reads news via RSS", "Via RSS the user reads news") == "duplicate"
 
 
+def test_a_word_said_twice_in_the_others_place_is_never_a_duplicate_by_rule():
+    """Both sides say every word, and one says twice what the other says once: the word said twice is the fact
+    ("Of Vim and Emacs, the user uses Vim"), or the names trade places around one said twice."""
+    for old, new in [("Of Vim and Emacs, the user uses Vim every day",
+                      "Of Vim and Emacs, the user uses Emacs every day"),
+                     ("在咖啡和茶之间，用户更常喝茶", "在咖啡和茶之间，用户更常喝咖啡"),
+                     ("用户把周报发给老王，老王再转给老李", "用户把周报发给老李，老李再转给老王"),
+                     ("用户的老板是Kevin，Kevin的老板是Linda", "用户的老板是Linda，Linda的老板是Kevin"),
+                     ("The user thinks Go is easier to learn than Rust, and Rust is faster than Go",
+                      "The user thinks Rust is easier to learn than Go, and Go is faster than Rust")]:
+        for a, b in ((old, new), (new, old)):
+            v = compare(b, a, CLOSE, TH)
+            assert (v.action, v.borderline) == ("new", True), (a, b, v)
+    # a word said twice in the same places on both sides: still the same words
+    assert action("用户把周报发给老王，老王再转给老李", "用户把周报发给老王，然后老王再转给老李") == "duplicate"
+    assert action("Between tea and coffee, the user picks tea",
+                  "Between tea and coffee the user picks tea") == "duplicate"
+
+
 def test_a_single_valued_slot_changing_value_is_an_update_in_both_languages():
     assert action("The user lives in 杭州", "The user moved to 深圳") == "update"
     assert action("用户住在杭州", "用户搬到了深圳") == "update"

@@ -7,6 +7,7 @@ rules (automem.core.dedup) read them. Plain functions, no I/O.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from .analysis import KIN, Analysis, same_wording
 from .tokens import MOVABLE_CLASSES, MOVABLE_CONCEPTS, ROLE_MARKERS, ROLE_SKIP, _content_stem
@@ -16,10 +17,11 @@ _USER_WORDS = frozenset({"用户", "我", "本人", "user", "user's", "users", "
                          "myself"})
 
 
-def _order_keys(x: Analysis, entities_only: bool = False) -> list[tuple[str, str]]:
+def _order_keys(x: Analysis, entities_only: bool = False, repeats: bool = False) -> list[tuple[str, str]]:
     """(kind, key) of the text's words in order, kind one of entity (the user, a person, a name, a value), concept,
     word (a plain word) and number. Times, days and frequencies are left out (they stand anywhere); one word standing
-    for two concepts keeps one place ("代码风格"); a word said twice has no one place and is left out."""
+    for two concepts keeps one place ("代码风格"); a word said twice has no one place and is left out, unless
+    `repeats`: then every occurrence is kept in its place."""
     keys: list[tuple[str, str]] = []
     seen: dict[str, int] = {}
     nots, prev_surface = 0, ""
@@ -63,6 +65,8 @@ def _order_keys(x: Analysis, entities_only: bool = False) -> list[tuple[str, str
         else:
             keys.append((kind, k))
         prev_surface = u.surface if u.kind == "concept" else ""
+    if repeats:
+        return keys
     return [(kind, k) for kind, k in dict.fromkeys(keys) if all(seen.get(p, 0) == 1 for p in k.split("+"))]
 
 
@@ -148,4 +152,25 @@ def order_changed(a: Analysis, b: Analysis) -> bool:
     nb = [k for _, k in kb if k in shared and kinds[k] == "number"]
     sa = [(kinds[k], k) for _, k in ka if k in shared and kinds[k] != "number"]
     sb = [(kinds[k], k) for _, k in kb if k in shared and kinds[k] != "number"]
-    return na != nb or not _same_order(sa, sb) or roles_changed(a, b)
+    return na != nb or not _same_order(sa, sb) or roles_changed(a, b) or _repeats_moved(a, b, entities_only)
+
+
+def _repeats_moved(a: Analysis, b: Analysis, entities_only: bool) -> bool:
+    """Words said twice, each in the other's place: the same words, another fact ("Of Vim and Emacs, the user uses
+    Vim" / "... uses Emacs", "Go is easier than Rust, and Rust is faster than Go" / the other way round,
+    "用户把周报发给老王，老王再转给老李" / "...发给老李，老李再转给老王"): one word said more often on one side and
+    another on the other, or both said as often in other places."""
+    fa = [(kind, k) for kind, k in _order_keys(a, entities_only, repeats=True) if kind != "number"]
+    fb = [(kind, k) for kind, k in _order_keys(b, entities_only, repeats=True) if kind != "number"]
+    ca, cb = Counter(k for _, k in fa), Counter(k for _, k in fb)
+    if fa == fb or (max(ca.values(), default=0) < 2 and max(cb.values(), default=0) < 2):
+        return False
+    shared = ca.keys() & cb.keys()
+    if any(ca[k] > cb[k] for k in shared) and any(cb[k] > ca[k] for k in shared):
+        return True  # "Of Vim and Emacs, the user uses Vim" / "... uses Emacs": the word said twice is the fact
+    if ca != cb:
+        return False
+    kinds: dict[str, str] = {}
+    for kind, k in fa + fb:  # as in `order_changed`: a name opening a sentence is a plain word there
+        kinds[k] = kind if kinds.get(k) in (None, "word") else kinds[k]
+    return not _same_order([(kinds[k], k) for _, k in fa], [(kinds[k], k) for _, k in fb])
