@@ -144,7 +144,9 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
     if same_wording(a, b):
         if order_changed(a, b):
             return PairVerdict("new", "the same words in another order or role", True)
-        return PairVerdict("duplicate", "the same words (only frame words, order or punctuation differ)", False)
+        # the same words moved: no order or role change the rules can see, but a judge (when there is one) confirms
+        return PairVerdict("duplicate", "the same words (only frame words, order or punctuation differ)",
+                           _substance(a) != _substance(b))
     values = changed_values(a, b)
     flipped, flip_reason = polarity_flipped(a, b)
     ov = overlap(a, b)
@@ -179,6 +181,11 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
     if why:
         return PairVerdict("update", f"{why} ({change})", True)
     return PairVerdict("new", f"both may be true ({change}; {ov.differ()})", True)
+
+
+def _substance(x: Analysis) -> list[str]:
+    """The words that are not frame words, in order."""
+    return [u.surface or u.key for u in x.units if u.kind != "frame"]
 
 
 def slot_change(a: Analysis, b: Analysis, values: list[str], flipped: bool) -> str:
