@@ -524,7 +524,8 @@ def test_a_single_valued_slot_changing_value_is_an_update_never_a_silent_second_
 # Too far apart for the rules (another language, other words), near enough to be one slot: the judge is asked.
 FAR_SLOT = [("The user is employed by Contoso", "The user joined Fabrikam as a new hire"),
             ("用户在京东上班", "The user works at Meituan"),
-            ("用户的直属领导是李姐", "The user reports to Mr. Chen now")]
+            ("用户的直属领导是李姐", "The user reports to Mr. Chen now"),
+            ("The user reports to Klaus", "The user's new manager is Ingrid")]  # the slot's own word as subject
 
 
 @pytest.mark.parametrize("old, new", FAR_SLOT)

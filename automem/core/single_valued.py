@@ -123,7 +123,12 @@ def _holder(x: Analysis, filled: set[str]) -> str | None:
     是王姐" is the user's BOSS, as "The user reports to Hannah" is)."""
     i = _subject_index(x)
     key = _subject_key(x, i)
-    return None if key in filled and i is not None and _owned_at(x, i) else key
+    if i is None or not _owned_at(x, i):
+        return key
+    word = (x.units[i].surface or x.units[i].key.partition(":")[2] or x.units[i].key).lower()
+    # "The user's new manager is Omar": the subject is the word of the phrase that gave the slot ("new manager")
+    named = any(word and word in p.lower() and _has_phrase(x.text, p) for k in filled for p in SINGLE_HELD.get(k, ()))
+    return None if key in filled or named else key
 
 
 def maybe_same_slot(a: Analysis, b: Analysis) -> str:
