@@ -17,13 +17,12 @@ _USER_WORDS = frozenset({"用户", "我", "本人", "user", "user's", "users", "
                          "myself"})
 
 
-def _order_keys(x: Analysis, entities_only: bool = False, repeats: bool = False) -> list[tuple[str, str]]:
-    """(kind, key) of the text's words in order, kind one of entity (the user, a person, a name, a value), concept,
-    word (a plain word) and number. Times, days and frequencies are left out (they stand anywhere); one word standing
-    for two concepts keeps one place ("代码风格"); a word said twice has no one place and is left out, unless
-    `repeats`: then every occurrence is kept in its place."""
+def _order_keys(x: Analysis, entities_only: bool = False) -> tuple[list[tuple[str, str]], Counter]:
+    """(kind, key) of the text's words in order, every occurrence, kind one of entity (the user, a person, a name,
+    a value), concept, word (a plain word) and number, and how often each word's key was said. Times, days and
+    frequencies are left out (they stand anywhere); one word standing for two concepts keeps one place ("代码风格")."""
     keys: list[tuple[str, str]] = []
-    seen: dict[str, int] = {}
+    seen: Counter = Counter()
     nots, prev_surface = 0, ""
     # times or days in two clauses each belong to their clause ("gym in the morning, study at night", "周一开会，
     # 周三写周报"): then they are not movable
@@ -59,15 +58,27 @@ def _order_keys(x: Analysis, entities_only: bool = False, repeats: bool = False)
             continue
         if entities_only and kind != "entity":
             continue
-        seen[k] = seen.get(k, 0) + 1
+        seen[k] += 1
         if u.kind == "concept" and u.surface and keys and prev_surface == u.surface:
             keys[-1] = (keys[-1][0], f"{keys[-1][1]}+{k}")
         else:
             keys.append((kind, k))
         prev_surface = u.surface if u.kind == "concept" else ""
-    if repeats:
-        return keys
-    return [(kind, k) for kind, k in dict.fromkeys(keys) if all(seen.get(p, 0) == 1 for p in k.split("+"))]
+    return keys, seen
+
+
+def _placed(keys: list[tuple[str, str]], seen: Counter) -> list[tuple[str, str]]:
+    """The keys that have one place: a word said twice has none and is left out."""
+    return [(kind, k) for kind, k in dict.fromkeys(keys) if all(seen[p] == 1 for p in k.split("+"))]
+
+
+def _kinds(keys: list[tuple[str, str]]) -> dict[str, str]:
+    """Each key's kind over both texts: a name opening a sentence is a plain word there, the other side says what
+    it is."""
+    kinds: dict[str, str] = {}
+    for kind, k in keys:
+        kinds[k] = kind if kinds.get(k) in (None, "word") else kinds[k]
+    return kinds
 
 
 def _movable(u) -> bool:
@@ -143,25 +154,24 @@ def order_changed(a: Analysis, b: Analysis) -> bool:
     keep their order among themselves ("from 5 to 10"). Across languages only the user, people, names and values are
     compared (each language puts its other words where it likes)."""
     entities_only = a.lang != b.lang
-    ka, kb = _order_keys(a, entities_only), _order_keys(b, entities_only)
-    kinds: dict[str, str] = {}
-    for kind, k in ka + kb:  # a name opening a sentence is a plain word there: the other side says what it is
-        kinds[k] = kind if kinds.get(k) in (None, "word") else kinds[k]
+    (fa, seen_a), (fb, seen_b) = _order_keys(a, entities_only), _order_keys(b, entities_only)
+    ka, kb = _placed(fa, seen_a), _placed(fb, seen_b)
+    kinds = _kinds(ka + kb)
     shared = {k for _, k in ka} & {k for _, k in kb}
     na = [k for _, k in ka if k in shared and kinds[k] == "number"]
     nb = [k for _, k in kb if k in shared and kinds[k] == "number"]
     sa = [(kinds[k], k) for _, k in ka if k in shared and kinds[k] != "number"]
     sb = [(kinds[k], k) for _, k in kb if k in shared and kinds[k] != "number"]
-    return na != nb or not _same_order(sa, sb) or roles_changed(a, b) or _repeats_moved(a, b, entities_only)
+    return na != nb or not _same_order(sa, sb) or roles_changed(a, b) or _repeats_moved(fa, fb)
 
 
-def _repeats_moved(a: Analysis, b: Analysis, entities_only: bool) -> bool:
+def _repeats_moved(fa: list[tuple[str, str]], fb: list[tuple[str, str]]) -> bool:
     """Words said twice, each in the other's place: the same words, another fact ("Of Vim and Emacs, the user uses
     Vim" / "... uses Emacs", "Go is easier than Rust, and Rust is faster than Go" / the other way round,
     "用户把周报发给老王，老王再转给老李" / "...发给老李，老李再转给老王"): one word said more often on one side and
     another on the other, or both said as often in other places."""
-    fa = [(kind, k) for kind, k in _order_keys(a, entities_only, repeats=True) if kind != "number"]
-    fb = [(kind, k) for kind, k in _order_keys(b, entities_only, repeats=True) if kind != "number"]
+    fa = [(kind, k) for kind, k in fa if kind != "number"]
+    fb = [(kind, k) for kind, k in fb if kind != "number"]
     ca, cb = Counter(k for _, k in fa), Counter(k for _, k in fb)
     if fa == fb or (max(ca.values(), default=0) < 2 and max(cb.values(), default=0) < 2):
         return False
@@ -170,7 +180,5 @@ def _repeats_moved(a: Analysis, b: Analysis, entities_only: bool) -> bool:
         return True  # "Of Vim and Emacs, the user uses Vim" / "... uses Emacs": the word said twice is the fact
     if ca != cb:
         return False
-    kinds: dict[str, str] = {}
-    for kind, k in fa + fb:  # as in `order_changed`: a name opening a sentence is a plain word there
-        kinds[k] = kind if kinds.get(k) in (None, "word") else kinds[k]
+    kinds = _kinds(fa + fb)
     return not _same_order([(kinds[k], k) for _, k in fa], [(kinds[k], k) for _, k in fb])
