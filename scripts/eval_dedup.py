@@ -9,8 +9,9 @@ thing it is, or a quantity) and `holdout_kinds.jsonl` (specific kinds of one cat
 Fedora); and `holdout_29.jsonl` ("shapes", issue 29: the same words in another order or role, single-valued slots
 changing value, many-valued ones added to; each pair has a "kind", and the figures are also given per kind), with
 `holdout_29b.jsonl` ("shapes2", the same kinds, written by another hand after the shapes part had been used) and
-`holdout_29c.jsonl` ("shapes3", the same kinds again, written blind after the write-cost work). The
-older `tests/data/dedup_pairs.jsonl` (four labels: changed_value -> replaces, related and unrelated -> both_true) is
+`holdout_29c.jsonl` ("shapes3", the same kinds again, written blind after the write-cost work) and
+`holdout_29d.jsonl` ("shapes4", the same kinds plus numbers, far-worded slot changes and role swaps in other
+structures, written blind and first measured at d33dd71, before the rules changed again). The older `tests/data/dedup_pairs.jsonl` (four labels: changed_value -> replaces, related and unrelated -> both_true) is
 an extra check ("old").
 
 Every pair goes through the real write path (`write_path.remember`) with the offline embeddings, in isolation: one
@@ -32,7 +33,7 @@ Figures: restatements intercepted (restatement -> duplicate), both-true kept (bo
 decided update (replaces -> update), and **facts lost** = both_true decided duplicate or update + replaces decided
 duplicate, over both_true + replaces. Targets (held-out part, offline): facts lost <= 1%, restatements >= 85%.
 
-    python -m scripts.eval_dedup [--part tune,holdout,numbers,kinds,shapes,shapes2,shapes3,old]
+    python -m scripts.eval_dedup [--part tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,old]
                                  [--mode offline,judge,settle] [--json] [--failures]
 
 `--failures` lists the tune and old pairs decided wrongly (never the held-out ones). Exit 1 when the held-out part
@@ -68,8 +69,8 @@ def print_table(results: dict) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", default="tune,holdout,numbers,kinds,shapes,shapes2,shapes3",
-                    help="comma-separated: tune, holdout, numbers, kinds, shapes, shapes2, shapes3, old "
+    ap.add_argument("--part", default="tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4",
+                    help="comma-separated: tune, holdout, numbers, kinds, shapes, shapes2, shapes3, shapes4, old "
                          "(default all but old)")
     ap.add_argument("--mode", default="offline,judge",
                     help="comma-separated: offline, judge, settle (default offline,judge)")

@@ -53,6 +53,20 @@ def test_budget_skips_a_long_item_but_keeps_filling_with_short_ones():
     assert [i.id for i in chosen] == ["m_2", "m_1"]
 
 
+def test_of_memories_saying_the_same_words_moved_only_the_newest_is_shown_in_the_first_ones_place():
+    """Kept apart for a judge by the write path (`same_words_as`): one fact, or a change the rules could not read;
+    either way the newest is what the user said last, and the same words twice teach the agent to skim."""
+    oldest = item(1, "The user runs every morning", "user")
+    middle = item(2, "Every morning the user runs", "user")
+    newest = item(3, "The user, every morning, runs", "user")
+    middle.same_words_as, newest.same_words_as = oldest.id, middle.id
+    other = item(4, "The user is allergic to wasps", "user")
+    chosen = recall.fit_budget([oldest, other, middle, newest], "default", 15, 800)
+    assert [i.id for i in chosen] == [newest.id, other.id]
+    # the newer one not among the candidates (not visible, not retrieved): the older one stands for itself
+    assert [i.id for i in recall.fit_budget([oldest, other], "default", 15, 800)] == [oldest.id, other.id]
+
+
 DAY = 86400
 NOW = 1_800_000_000
 

@@ -174,6 +174,17 @@ def test_the_judge_never_lets_one_event_supersede_another(store):
     assert len(store.list(profile="default", wing="episodic")) == 2
 
 
+def test_an_event_told_again_in_the_same_words_moved_and_judged_an_update_is_a_correction(store):
+    """One occurrence told two ways ("from Tokyo to Seoul" / "from Seoul to Tokyo", the same Friday): the judge's
+    update stands, where between two events in other words it never does."""
+    old, new = "The user flew from Tokyo to Seoul last Friday", "The user flew from Seoul to Tokyo last Friday"
+    remember(store, [Candidate(old, wing="episodic")])
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["update"]}]) as llm:
+        [d] = remember(store, [Candidate(new, wing="episodic")], judge=make_judge(OpenAIBackend(judge_config(llm.url)),
+                                                                                  {}))
+    assert d.action == "update" and _texts(store, wing="episodic") == [new]
+
+
 def test_a_neighbourhood_that_moved_while_the_judge_was_asked_is_decided_again(location, config):
     """Another writer stores the candidate's very text during the judge call: under the lock the write path sees
     it and says duplicate, instead of applying the judge's update to a store it did not see."""
@@ -525,7 +536,9 @@ def test_a_single_valued_slot_changing_value_is_an_update_never_a_silent_second_
 FAR_SLOT = [("The user is employed by Contoso", "The user joined Fabrikam as a new hire"),
             ("用户在京东上班", "The user works at Meituan"),
             ("用户的直属领导是李姐", "The user reports to Mr. Chen now"),
-            ("The user reports to Klaus", "The user's new manager is Ingrid")]  # the slot's own word as subject
+            ("The user reports to Klaus", "The user's new manager is Ingrid"),  # the slot's own word as subject
+            ("The user's main editor is Sublime Text", "These days the user does all coding in Zed"),  # said as now
+            ("用户用的是安卓手机", "用户换了一部iPhone 16")]
 
 
 @pytest.mark.parametrize("old, new", FAR_SLOT)
@@ -616,6 +629,40 @@ def test_pairs_kept_apart_offline_ride_along_in_the_next_judge_call(store):
     assert _texts(store) == sorted(["The user lives in Vancouver", "The user is allergic to bee stings",
                                     "The user is allergic to wasp stings", "I prefer nano over vim",
                                     "用户喜欢亮色主题"])
+
+
+SHIFTS = ("The user works night shifts on weekdays and day shifts on weekends",
+          "The user works day shifts on weekdays and night shifts on weekends")
+
+
+@pytest.mark.parametrize("old, new", [SHIFTS, ("用户每天早上跑步", "早上用户每天都跑步")])
+@pytest.mark.parametrize("answer", ["update", "new", "duplicate"])
+def test_the_same_words_moved_are_kept_offline_shown_once_and_settled_by_the_next_judge(store, old, new, answer):
+    """Issue 29: the same words in another order are never a duplicate by rule (the shifts swapped is a new fact the
+    rules cannot read). Offline both stay, linked; recall shows only the newer; the next judge decides."""
+    from automem.core import recall
+    from automem.core.write_path import SAME_WORDS_AS, settle_waiting, waiting_pairs
+
+    remember(store, [Candidate(old)])
+    [d] = remember(store, [Candidate(new)])
+    assert d.action == "new" and _texts(store) == sorted([old, new])
+    [newer] = [m for m in store.list(profile="default") if m.text == new]
+    [older] = [m for m in store.list(profile="default") if m.text == old]
+    assert newer.extra[RELATED_TO] == newer.extra[SAME_WORDS_AS] == older.id
+    assert [(a.id, b.id) for a, b in waiting_pairs(store, "default")] == [(newer.id, older.id)]
+
+    block, shown = recall.system_prompt_block(store.location, store.config, lambda: store)
+    assert shown == [newer.id] and new in block and old not in block
+    block, shown = recall.prefetch_block(store.location, store.config, old, store=store)
+    assert shown == [newer.id], block
+
+    calls: list = []
+    assert settle_waiting(store, _answering([(old, new, answer)], calls), "default")
+    assert len(calls) == 1 and waiting_pairs(store, "default") == []
+    kept = {"update": [new], "duplicate": [old], "new": sorted([old, new])}[answer]
+    assert _texts(store) == kept
+    _, shown = recall.system_prompt_block(store.location, store.config, lambda: store)
+    assert sorted(shown) == sorted(m.id for m in store.list(profile="default"))  # judged new: both shown again
 
 
 def test_a_judge_call_carries_a_bounded_number_of_waiting_pairs_and_the_rest_wait(store, config):

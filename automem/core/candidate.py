@@ -31,6 +31,9 @@ EVENT_WING = "episodic"
 # A "new" memory close to another that nobody (no judge) compared it with carries that one's id here, so
 # `automem compact --judge` can put the pair to a judge later.
 RELATED_TO = "related_to"
+# ...and when the two say the same words moved (automem.core.dedup: `same_words`), that id is here too: recall shows
+# only the newer of the two until a judge decides (the same fact twice in a prompt teaches the agent to skim).
+SAME_WORDS_AS = "same_words_as"
 # ...and one the judge compared with its neighbours and kept as new carries their ids here, so a later replay of the
 # rules (`automem compact`) never merges what the judge kept apart.
 JUDGED_NEW = "judged_new"

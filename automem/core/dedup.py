@@ -19,7 +19,9 @@ line that a judge or `automem compact` can merge later. The rules therefore say:
   announces ("改用", "switched to") of one stretch of the same sentence. A value of the same class alone is not a
   slot: a trip to city A and a holiday in city B, 哥哥 and 姐姐, a cat's name and a dog's.
 - **new** for everything else, linked (`matched_id`, stored as `related_to`) to the nearest neighbour within the
-  related distance.
+  related distance. The same words in another order or role are never a duplicate by rule ("I prefer vim over
+  nano" / "I prefer nano over vim"): new, and a judge decides. Where the rules see no change of meaning in the move
+  (`same_words`), recall shows only the newer of the two until a judge has decided.
 - **events** (the episodic wing) are never superseded by another event; a duplicate only when the same event is
   restated (and not "again" / "又" / "再次").
 
@@ -28,10 +30,11 @@ A few words that only frame the others may be set aside (`set_aside`), and only 
 ("学打网球" / "学网球"), a class word beside a value of its class on both sides ("代码编辑器是Neovim" /
 "写代码用Neovim"), a naming word before a name both give ("a brother called Sam" / "Sam is the user's brother").
 
-Every pair within the related distance that is not a same-wording restatement (only frame words, order or
-punctuation differ) is `borderline`: with a judge configured, it decides them. Why not a bare distance threshold:
-with the offline encoder, "项目用Python 3.11" vs "项目改用Python 3.12" is 0.03 apart, closer than most paraphrases,
-and "allergic to bees" vs "allergic to wasps" 0.08 (see reference/embeddings.md): distance only says "same topic".
+Every pair within the related distance that is not a same-wording restatement (only frame words or punctuation
+differ, the words in the same order) is `borderline`: with a judge configured, it decides them. Why not a bare
+distance threshold: with the offline encoder, "项目用Python 3.11" vs "项目改用Python 3.12" is 0.03 apart, closer than
+most paraphrases, and "allergic to bees" vs "allergic to wasps" 0.08 (see reference/embeddings.md): distance only
+says "same topic".
 """
 
 from __future__ import annotations
@@ -87,6 +90,7 @@ class PairVerdict:
     action: str  # duplicate | update | new
     reason: str
     borderline: bool  # the cheap checks are not sure: a judge may settle it
+    same_words: bool = False  # kept apart though both say the same words, moved: shown once (the newer)
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,7 @@ class Verdict:
     reason: str
     borderline: bool  # the rules are not sure: a judge settles it when one is configured
     ask: tuple[str, ...] = ()  # the neighbours to put to the judge, best first
+    same_words: bool = False  # new, though `matched_id` says the same words moved: recall shows only the newer
 
 
 # (candidate, existing, wing) triples -> "duplicate" | "update" | "new" for each, in one batched call.
@@ -144,9 +149,14 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
     if same_wording(a, b):
         if order_changed(a, b):
             return PairVerdict("new", "the same words in another order or role", True)
-        # the same words moved: no order or role change the rules can see, but a judge (when there is one) confirms
-        return PairVerdict("duplicate", "the same words (only frame words, order or punctuation differ)",
-                           _substance(a) != _substance(b))
+        if _substance(a) != _substance(b):
+            # the same words moved, and no order or role change the rules can see; but one they cannot see ("works
+            # night shifts on weekdays and day shifts on weekends" / "day shifts on weekdays and night shifts on
+            # weekends") would be a fact lost for good. A judge decides; without one both are kept, linked, and
+            # recall shows only the newer (`same_words`) until one does.
+            return PairVerdict("new", "the same words moved (a judge decides whether the meaning changed)", True,
+                               same_words=True)
+        return PairVerdict("duplicate", "the same words (only frame words or punctuation differ)", False)
     values = changed_values(a, b)
     flipped, flip_reason = polarity_flipped(a, b)
     ov = overlap(a, b)
@@ -261,9 +271,11 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
         ask = tuple(m.id for m in [n] + [m for m in near if m.id != n.id]) if v.borderline else ()
         return Verdict(v.action, n.id, f"{v.reason} (distance {n.distance:.2f})", v.borderline, ask)
     if near:
-        n = near[0]
-        v = compare(candidate, n.text, n.distance, th, event=event)
-        return Verdict("new", n.id, f"{v.reason} (distance {n.distance:.2f})", True, tuple(m.id for m in near))
+        # linked to the nearest, or to one that says the same words moved (recall shows only the newer of those)
+        verdicts = [(n, compare(candidate, n.text, n.distance, th, event=event)) for n in near]
+        n, v = next(((n, v) for n, v in verdicts if v.same_words), verdicts[0])
+        return Verdict("new", n.id, f"{v.reason} (distance {n.distance:.2f})", True,
+                       tuple(m.id for m in [n] + [m for m in near if m.id != n.id]), v.same_words)
     return Verdict("new", None, "no stored memory is about this", False)
 
 
@@ -282,10 +294,9 @@ def settle(questions: Sequence[Question], judge: Judge | None) -> list[Verdict]:
     """Let `judge` decide the questions, in one batched call of (candidate, existing, wing) pairs.
 
     Per candidate: the first neighbour judged a duplicate wins, then the first judged an update (for an event only
-    when the candidate announces the change, a planned event moved or called off: "the dentist appointment was moved
-    to Thursday"; otherwise it becomes new), else new when every answer says so. A missing or unusable answer
-    leaves the rules' verdict. Exceptions from the judge propagate: the caller logs them and keeps the rules'
-    verdicts.
+    where `event_may_replace` says so; otherwise it becomes new), else new when every answer says so. A missing or
+    unusable answer leaves the rules' verdict. Exceptions from the judge propagate: the caller logs them and keeps
+    the rules' verdicts.
     """
     verdicts = [q.verdict for q in questions]
     pairs: list[tuple[str, str, str]] = []
@@ -302,9 +313,11 @@ def settle(questions: Sequence[Question], judge: Judge | None) -> list[Verdict]:
         if start == stop:
             continue
         said = answers[start:stop]
-        ids = [nid for nid, text in q.neighbours if text]
-        if q.wing == "episodic" and not analyse(q.candidate).strong_change:
-            said = ["new" if s == "update" else s for s in said]
+        texts = [(nid, text) for nid, text in q.neighbours if text]
+        ids = [nid for nid, _ in texts]
+        if q.wing == "episodic":
+            said = ["new" if s == "update" and not event_may_replace(q.candidate, text) else s
+                    for s, (_, text) in zip(said, texts)]
         for action in ("duplicate", "update"):
             if action in said:
                 j = said.index(action)
@@ -314,6 +327,16 @@ def settle(questions: Sequence[Question], judge: Judge | None) -> list[Verdict]:
             if all(s == "new" for s in said):
                 verdicts[i] = Verdict("new", ids[0], f"judge: new ({q.verdict.reason})", False)
     return verdicts
+
+
+def event_may_replace(candidate: str, existing: str) -> bool:
+    """Whether a judge's "update" may let one event supersede another: only when the candidate announces the change
+    (a planned event moved or called off: "the dentist appointment was moved to Thursday"), or both tell one
+    occurrence in the same words, moved ("flew from Tokyo to Seoul last Friday" / "from Seoul to Tokyo last
+    Friday": a correction). Otherwise two events are two occurrences, whatever a judge says: a deploy of 1.4.1 does
+    not undo the deploy of 1.4.0."""
+    b = analyse(candidate)
+    return b.strong_change or same_wording(analyse(existing), b)
 
 
 def explain(candidate: str, existing: str) -> dict:

@@ -16,11 +16,12 @@ from typing import Any, Iterable, Iterator
 from ..paths import Location, ensure_private_dir, make_private, sqlite_ro_uri
 from .index_words import segment
 
-INDEX_VERSION = "7"  # 2: task_id; 3: about_user; 4: audience; 5: others; 6: changed_at, replaces, known;
-# 7: related_to
+INDEX_VERSION = "8"  # 2: task_id; 3: about_user; 4: audience; 5: others; 6: changed_at, replaces, known;
+# 7: related_to; 8: same_words_as
 INDEX_NAME = "recall.sqlite3"
 COLUMNS = ("id", "text", "wing", "profile", "scope", "room", "status", "created_at", "updated_at", "pinned",
-           "restated", "task_id", "about_user", "audience", "changed_at", "replaces", "related_to")
+           "restated", "task_id", "about_user", "audience", "changed_at", "replaces", "related_to",
+           "same_words_as")
 _INT_COLUMNS = frozenset({"created_at", "updated_at", "pinned", "restated", "recalled", "about_user", "changed_at"})
 STATES = ("active", "superseded", "forgotten", "raced")  # `known.state`; raced: a race's loser, not shown
 
@@ -38,7 +39,8 @@ CREATE TABLE IF NOT EXISTS memories(
     status TEXT NOT NULL DEFAULT 'active', created_at INTEGER NOT NULL DEFAULT 0,
     updated_at INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, restated INTEGER NOT NULL DEFAULT 0,
     task_id TEXT NOT NULL DEFAULT '', about_user INTEGER NOT NULL DEFAULT 0, audience TEXT NOT NULL DEFAULT '',
-    changed_at INTEGER NOT NULL DEFAULT 0, replaces TEXT NOT NULL DEFAULT '', related_to TEXT NOT NULL DEFAULT '');
+    changed_at INTEGER NOT NULL DEFAULT 0, replaces TEXT NOT NULL DEFAULT '', related_to TEXT NOT NULL DEFAULT '',
+    same_words_as TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS memories_by_replaces ON memories(replaces) WHERE replaces != '';
 CREATE TABLE IF NOT EXISTS known(id TEXT PRIMARY KEY, state TEXT NOT NULL, changed_at INTEGER NOT NULL DEFAULT 0,
     written_at REAL NOT NULL DEFAULT 0);
@@ -48,6 +50,7 @@ CREATE INDEX IF NOT EXISTS memories_by_restated ON memories(restated, updated_at
 CREATE INDEX IF NOT EXISTS memories_by_pinned ON memories(pinned, updated_at);
 CREATE INDEX IF NOT EXISTS memories_by_about_user ON memories(about_user, updated_at);
 CREATE INDEX IF NOT EXISTS memories_by_related ON memories(related_to) WHERE related_to != '';
+CREATE INDEX IF NOT EXISTS memories_by_same_words ON memories(same_words_as) WHERE same_words_as != '';
 CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(body, tokenize='porter unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS recalls(id TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS recalls_by_n ON recalls(n);
@@ -182,7 +185,8 @@ def _row_of(memory: Any, known: dict[str, tuple[str, int]] | None = None) -> tup
             int(getattr(memory, "pinned", 0) or 0), int(getattr(memory, "restated", 0) or 0),
             getattr(memory, "task_id", "") or "", about, getattr(memory, "audience", "") or "",
             int(getattr(memory, "changed_at", 0) or 0), getattr(memory, "replaces", "") or "",
-            str((getattr(memory, "extra", None) or {}).get("related_to") or ""))
+            str((getattr(memory, "extra", None) or {}).get("related_to") or ""),
+            str((getattr(memory, "extra", None) or {}).get("same_words_as") or ""))
 
 
 def _count(conn: sqlite3.Connection, key: tuple[str, str, str], delta: int) -> None:

@@ -38,6 +38,7 @@ class RecallItem:
     recalled: int = 0
     about_user: int = 0  # 1: a persona memory about the user themself, not about someone else (automem.core.index_file)
     audience: str = ""  # automem.core.memory: "" the owner's profiles, "everyone" confirmed for everyone
+    same_words_as: str = ""  # an older memory saying the same words moved, kept apart for a judge: shown once
 
     @property
     def category(self) -> str:
@@ -111,12 +112,12 @@ def _filtered(location: Location, where: dict | None, *, strict: bool = True
 def _items(rows: Iterable[tuple]) -> list[RecallItem]:
     return [RecallItem(id=r[0], text=r[1], wing=r[2], profile=r[3], scope=r[4], room=r[5], created_at=r[6],
                        updated_at=r[7], pinned=r[8], restated=r[9], recalled=r[10] or 0, about_user=r[11],
-                       audience=r[12] or "")
+                       audience=r[12] or "", same_words_as=r[13] or "")
             for r in rows]
 
 
 _FIELDS = ("m.id, m.text, m.wing, m.profile, m.scope, m.room, m.created_at, m.updated_at, m.pinned, m.restated, r.n, "
-           "m.about_user, m.audience")
+           "m.about_user, m.audience, m.same_words_as")
 _SELECT = f"SELECT {_FIELDS} FROM memories m LEFT JOIN recalls r ON r.id = m.id"  # rows for _items
 _SELECT_ROWID = f"SELECT m.rowid, {_FIELDS} FROM memories m LEFT JOIN recalls r ON r.id = m.id"
 

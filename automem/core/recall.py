@@ -118,15 +118,23 @@ def fit_budget(items: Iterable[RecallItem], profile: str, max_items: int, max_ch
     """Greedy, in the given order: every item whose line still fits the character budget, up to max_items. A
     memory that says what a chosen one says (the same text once normalised: an owner's instruction and a person's
     own copy of it, which the write path keeps apart because decisions never cross people) is left out: the same
-    fact twice in a prompt only teaches the agent to skim its memory."""
+    fact twice in a prompt only teaches the agent to skim its memory. Of two saying the same words moved, kept
+    apart for a judge (`same_words_as`), only the newer is shown, in the place of whichever ranks first: if the
+    move changed the meaning, the newer is what the user said last."""
+    items = list(items)
+    newer = {i.same_words_as: i for i in sorted(items, key=lambda i: (i.created_at, i.id)) if i.same_words_as}
     chosen: list[RecallItem] = []
     said: set[str] = set()
     used = 0
     for item in items:
         if len(chosen) >= max_items:
             break
+        passed = {item.id}
+        while item.id in newer and newer[item.id].id not in passed:  # the newest of a chain of such pairs
+            item = newer[item.id]
+            passed.add(item.id)
         key = same_text_key(item.text)
-        if key in said:
+        if key in said or any(c.id == item.id for c in chosen):  # chosen: at most max_items
             continue
         cost = len(line_of(item, profile)) + 1
         if used + cost > max_chars:
@@ -311,7 +319,8 @@ def select_prefetch_vector(hits: Iterable[tuple[Any, float]], profile: str, conf
 
     items = [RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room,
                         m.scope, int(getattr(m, "pinned", 0) or 0), int(getattr(m, "restated", 0) or 0),
-                        audience=getattr(m, "audience", "") or "")
+                        audience=getattr(m, "audience", "") or "",
+                        same_words_as=str((getattr(m, "extra", None) or {}).get("same_words_as") or ""))
              for m, dist in hits if m.id not in skip and relevant(m, dist)]
     return fit_budget(items, profile, config.recall_max_items, config.recall_max_chars)
 

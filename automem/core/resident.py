@@ -243,11 +243,13 @@ class Resident:
             store = self.store_for(cfg)
             store.config = cfg  # same store and model (the key); the profile's shared wings and ranking settings
             hits = store.recall(query, k=k, profile=profile, where=where or None, scopes=tuple(scopes))
+        from .candidate import SAME_WORDS_AS
         from .recall import backed_by_question
 
         return {"ok": True, "hits": [
             {"id": m.id, "text": m.text, "wing": m.wing, "profile": m.profile, "scope": m.scope, "room": m.room,
              "created_at": int(m.created_at or 0), "updated_at": int(m.updated_at or 0), "distance": float(d),
+             "same_words_as": str((m.extra or {}).get(SAME_WORDS_AS) or ""),
              "backed": backed_by_question(query, m.text)}  # so the client never loads the lexicon for it
             for m, d in hits]}
 

@@ -194,7 +194,8 @@ def recall_hits(location: Location, config: Config, query: str, *, scopes: Seque
         for h in reply["hits"]:
             mem = Memory(id=str(h["id"]), text=str(h["text"]), wing=str(h["wing"]), profile=str(h["profile"]),
                          room=str(h.get("room") or ""), scope=str(h.get("scope") or ""),
-                         created_at=int(h.get("created_at") or 0), updated_at=int(h.get("updated_at") or 0))
+                         created_at=int(h.get("created_at") or 0), updated_at=int(h.get("updated_at") or 0),
+                         extra={"same_words_as": str(h.get("same_words_as") or "")})
             out.append((mem, float(h["distance"]), bool(h.get("backed"))))
     except (KeyError, TypeError, ValueError):
         return None

@@ -46,6 +46,7 @@ from .candidate import (
     EXPLICIT_ROOMS,
     JUDGED_NEW,
     RELATED_TO,
+    SAME_WORDS_AS,
     Candidate,
     Decision,
     Judge,
@@ -66,8 +67,8 @@ from .waiting import Waiting, find_waiting, settled_json, waiting_for_judge, wai
 # automem.core.candidate, the correction in automem.core.correction, the waiting pairs in automem.core.waiting).
 __all__ = [
     "AUTOMATIC_ROOMS", "EVENT_ROOMS", "EVENT_WING", "EXPLICIT_ROOMS", "JUDGED_NEW", "RACED", "RELATED_TO",
-    "SIBLING_WING", "Candidate", "Decision", "Judge", "edit", "memory_id_of", "refiled", "remember", "settle_waiting",
-    "waiting_for_judge", "waiting_pairs", "writable_by",
+    "SAME_WORDS_AS", "SIBLING_WING", "Candidate", "Decision", "Judge", "edit", "memory_id_of", "refiled", "remember",
+    "settle_waiting", "waiting_for_judge", "waiting_pairs", "writable_by",
 ]
 
 RACED = "raced: another machine changed the same fact at the same time; the later change stays current"
@@ -443,6 +444,8 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
             evidence.to_memory(mem)
         if verdict.action == "new" and verdict.matched_id and verdict.borderline and not plan.judged:
             mem.extra[RELATED_TO] = verdict.matched_id  # close, and nobody compared them: the next judge will
+            if verdict.same_words:
+                mem.extra[SAME_WORDS_AS] = verdict.matched_id
         elif verdict.action == "new" and plan.judged and plan.asked:
             mem.extra[JUDGED_NEW] = ",".join(plan.asked)
         changed.pop(mem.id, None)
@@ -481,6 +484,7 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
                 or str(newer.extra.get(RELATED_TO) or "") != older.id):
             continue  # this batch (or another writer) changed them meanwhile: they are no longer that pair
         newer.extra[RELATED_TO] = ""
+        newer.extra.pop(SAME_WORDS_AS, None)
         dirty.add(newer.id)
         if verdict.action == "duplicate":
             supersede(newer, older.id, "the judge: a restatement of an older memory", "merge")

@@ -38,11 +38,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
 
 from ..core import history
-from ..core.analysis import analyse
 from ..core.convergence import race_key
-from ..core.dedup import Neighbour, Thresholds, decide
+from ..core.dedup import Neighbour, Thresholds, decide, event_may_replace
 from ..core.memory import Memory
-from ..core.write_path import EVENT_ROOMS, EVENT_WING, JUDGED_NEW, RELATED_TO
+from ..core.write_path import EVENT_ROOMS, EVENT_WING, JUDGED_NEW, RELATED_TO, SAME_WORDS_AS
 
 _BLOCK = 512  # rows per matrix product: bounds memory (block x group size floats)
 MAX_PASSES = 5
@@ -291,8 +290,8 @@ def judge_related(pairs: Sequence[tuple[Memory, Memory]], judge) -> tuple[list[M
             answered += 1
             if new.id in taken or old.id in taken:
                 continue
-            if answer == "update" and new.wing == EVENT_WING and not analyse(new.text).strong_change:
-                answer = "new"  # an event supersedes another only when it says the planned one moved
+            if answer == "update" and new.wing == EVENT_WING and not event_may_replace(new.text, old.text):
+                answer = "new"  # an event supersedes another only when it says the planned one moved, or corrects it
             if answer == "duplicate":
                 merges.append(Merge("duplicate", old.id, new.id, "judge: duplicate (related_to)", 0.0, old.text,
                                     new.text, new.wing, old.profile, new.profile))
@@ -345,6 +344,7 @@ def compact(store, dry_run: bool = False, now: int | None = None, judge=None) ->
                     apart = [i for i in str(current.extra.get(JUDGED_NEW) or "").split(",") if i]
                     current.extra[JUDGED_NEW] = ",".join(dict.fromkeys(apart + [current.extra[RELATED_TO]]))
                     current.extra[RELATED_TO] = ""  # judged new: both stay, the pair is not asked again
+                    current.extra.pop(SAME_WORDS_AS, None)  # ...and both are shown
                     changed.setdefault(current.id, current)
             store.update_metadata(list(changed.values()))
     report = CompactReport(scanned=scanned, merges=merges, passes=passes, dry_run=dry_run, skipped=skipped,

@@ -18,8 +18,9 @@ CORPUS = DATA / "dedup_corpus"
 PARTS = {"tune": CORPUS / "tune.jsonl", "holdout": CORPUS / "holdout.jsonl",
          "numbers": CORPUS / "holdout_numbers.jsonl", "kinds": CORPUS / "holdout_kinds.jsonl",
          "shapes": CORPUS / "holdout_29.jsonl", "shapes2": CORPUS / "holdout_29b.jsonl",
-         "shapes3": CORPUS / "holdout_29c.jsonl", "old": DATA / "dedup_pairs.jsonl"}
-HELD_OUT = {"holdout", "numbers", "kinds", "shapes", "shapes2", "shapes3"}
+         "shapes3": CORPUS / "holdout_29c.jsonl", "shapes4": CORPUS / "holdout_29d.jsonl",
+         "old": DATA / "dedup_pairs.jsonl"}
+HELD_OUT = {"holdout", "numbers", "kinds", "shapes", "shapes2", "shapes3", "shapes4"}
 MODES = ("offline", "judge", "settle")
 LABELS = ("restatement", "both_true", "replaces")
 OLD_LABELS = {"restatement": "restatement", "changed_value": "replaces", "related": "both_true",
@@ -48,6 +49,8 @@ def load_pairs(part: str) -> list[dict]:
                 row["id"] = f"s29b-{row['id']}"
             elif part == "shapes3":
                 row["id"] = f"s29c-{row['id']}"
+            elif part == "shapes4":
+                row["id"] = f"s29d-{row['id']}"
             pairs.append(row)
     return pairs
 
