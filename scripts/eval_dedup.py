@@ -11,8 +11,9 @@ changing value, many-valued ones added to; each pair has a "kind", and the figur
 `holdout_29b.jsonl` ("shapes2", the same kinds, written by another hand after the shapes part had been used) and
 `holdout_29c.jsonl` ("shapes3", the same kinds again, written blind after the write-cost work) and
 `holdout_29d.jsonl` ("shapes4", the same kinds plus numbers, far-worded slot changes and role swaps in other
-structures, written blind and first measured at d33dd71, before the rules changed again). The older `tests/data/dedup_pairs.jsonl` (four labels: changed_value -> replaces, related and unrelated -> both_true) is
-an extra check ("old").
+structures, written blind and first measured at d33dd71, before the rules changed again). The older
+`tests/data/dedup_pairs.jsonl` (four labels: changed_value -> replaces, related and unrelated -> both_true) is an
+extra check ("old").
 
 Every pair goes through the real write path (`write_path.remember`) with the offline embeddings, in isolation: one
 store, each pair its own profile, no shared wing (the instruction wing is shared across profiles by default), the

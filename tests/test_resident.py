@@ -148,7 +148,7 @@ def test_recall_is_the_stores_and_follows_writes_and_scopes(seeded, servers):
             assert [h["id"] for h in reply["hits"]] == [m.id for m, _ in local]
             assert [round(h["distance"], 4) for h in reply["hits"]] == [round(d, 4) for _, d in local]
             assert set(reply["hits"][0]) == {"id", "text", "wing", "profile", "scope", "room", "created_at",
-                                             "updated_at", "distance", "backed"}
+                                             "updated_at", "distance", "same_words_as", "backed"}
     finally:
         store.close()
 

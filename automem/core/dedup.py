@@ -255,10 +255,11 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
     """
     best: tuple[tuple, Neighbour, PairVerdict] | None = None
     near: list[Neighbour] = []
+    said: dict[str, PairVerdict] = {}
     for n in neighbours:
         if n.distance > (th.related if event else max(th.related, SLOT_DISTANCE)):
             continue
-        v = compare(candidate, n.text, n.distance, th, event=event)
+        v = said[n.id] = compare(candidate, n.text, n.distance, th, event=event)
         if n.distance <= th.related or v.borderline:  # beyond `related` only a possible slot change is asked
             near.append(n)
         if v.action in _RANK:
@@ -272,8 +273,7 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
         return Verdict(v.action, n.id, f"{v.reason} (distance {n.distance:.2f})", v.borderline, ask)
     if near:
         # linked to the nearest, or to one that says the same words moved (recall shows only the newer of those)
-        verdicts = [(n, compare(candidate, n.text, n.distance, th, event=event)) for n in near]
-        n, v = next(((n, v) for n, v in verdicts if v.same_words), verdicts[0])
+        n, v = next(((n, said[n.id]) for n in near if said[n.id].same_words), (near[0], said[near[0].id]))
         return Verdict("new", n.id, f"{v.reason} (distance {n.distance:.2f})", True,
                        tuple(m.id for m in [n] + [m for m in near if m.id != n.id]), v.same_words)
     return Verdict("new", None, "no stored memory is about this", False)

@@ -8,13 +8,23 @@ from __future__ import annotations
 
 import re
 
-from .analysis import _POSSESSIVE, Analysis, _subject_index, _subject_key, analyse, overlap, polarity_flipped
+from .analysis import (
+    _POSSESSIVE,
+    Analysis,
+    _same_holder,
+    _subject_index,
+    _subject_key,
+    analyse,
+    overlap,
+    polarity_flipped,
+)
 from .tokens import (
     _CJK_CHAR,
     MOVABLE_CLASSES,
     MOVABLE_CONCEPTS,
     OPEN_SUBJECTS,
     PAST_FORMS,
+    QUALIFIERS,
     SINGLE_HELD,
     SINGLE_OWNED,
 )
@@ -70,6 +80,13 @@ def _times(x: Analysis) -> set[str]:
             or (u.kind == "value" and u.key.partition(":")[0] in MOVABLE_CLASSES)}
 
 
+def _qualifiers(x: Analysis) -> set[str]:
+    """The words in `x` that narrow where its value holds ("the browser [for] testing", "[during] August", "[用来]测试
+    的浏览器"); a word inside a phrase the lexicon reads as one concept ("works for") is not one."""
+    inside = {w for u in x.units if u.kind == "concept" and u.surface for w in u.surface.lower().split()[1:]}
+    return {q for q in QUALIFIERS if _has_phrase(x.text, q) and q not in inside}
+
+
 def _holders_agree(a: Analysis, b: Analysis) -> bool:
     """One holder: the same subject, or a subject the other text may leave unsaid ("项目统一使用Python 3.11" / "we moved
     to Python 3.12"). Never the user and something the user holds ("the user's parents live in ...")."""
@@ -91,6 +108,8 @@ def single_valued_change(a: Analysis, b: Analysis) -> str:
     ta, tb = _times(a), _times(b)
     if ta and tb and ta != tb:
         return ""  # one value for weekdays, another for weekends: two times, two values
+    if _qualifiers(a) != _qualifiers(b) and not b.strong_change:
+        return ""  # "The user's browser for testing is Chrome" beside "The user's browser is Firefox": both hold
     common = slots(a) & slots(b)
     va, vb = _versions(a), _versions(b)
     version = sorted(n for n in set(va) & set(vb) if va[n] != vb[n])
@@ -140,10 +159,12 @@ def maybe_same_slot(a: Analysis, b: Analysis) -> str:
     announces a change of something `a` fills or shares with it ("用户在美团上班" / "The user now works at JD.com").
     A question for the judge, never a decision: offline both are kept, linked."""
     sa, sb = slots(a), slots(b)
-    if not (_holders_agree(a, b) or _holder(a, sa) == _holder(b, sb)):
-        return ""
     if any(_has_phrase(x.text, p) for x in (a, b) for p in PAST_FORMS):
         return ""
+    if not (_holders_agree(a, b) or _holder(a, sa) == _holder(b, sb)):
+        # the user on one side, something the user holds on the other ("用户的鹦鹉笼子放在阳台" / "The user now keeps
+        # the parrot's cage in the study"): a question only when the candidate says what holds now
+        return "maybe a change of the same thing (said as what holds now)" if b.change and _same_holder(a, b) else ""
     if sa & sb:
         return f"maybe a new value of {', '.join(sorted(sa & sb))}"
     if b.strong_change and not a.strong_change and (sa or sb or overlap(a, b).shared > 0):
@@ -153,6 +174,10 @@ def maybe_same_slot(a: Analysis, b: Analysis) -> str:
         # iPhone 16" beside "用户用的是安卓手机": said as what holds now, of the same holder, in words the rules cannot
         # tie to the old ones. Only a question: a judge's tokens are the cost, never a fact.
         return "maybe a change of the same thing (said as what holds now)"
+    if sa or sb:
+        # one side fills a single-valued slot and the other says something of the same holder in words the lexicon
+        # does not tie to it ("The user is a junior data analyst" / "The user was promoted to lead the analytics team")
+        return f"maybe a new value of {', '.join(sorted(sa or sb))}, in other words"
     return ""
 
 

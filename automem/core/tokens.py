@@ -67,6 +67,7 @@ SINGLE_HELD: dict[str, tuple[str, ...]] = {k: tuple(v or ()) for k, v in (_SINGL
 SINGLE_OWNED = frozenset(_SINGLE.get("owned") or ())
 OPEN_SUBJECTS = frozenset(_SINGLE.get("subjects") or ())
 PAST_FORMS = tuple(_SINGLE.get("past") or ())
+QUALIFIERS = tuple(_SINGLE.get("qualifiers") or ())
 # Verbs that only carry the noun after them ("打网球" is 网球 played, "做编织" knitting done, "do yoga" yoga).
 LIGHT_VERBS_ZH = frozenset(_LEX.get("light_verbs", {}).get("zh") or ())
 LIGHT_VERBS_EN_FORMS = tuple(_LEX.get("light_verbs", {}).get("en") or ())
