@@ -538,8 +538,6 @@ FAR_SLOT = [("The user is employed by Contoso", "The user joined Fabrikam as a n
             ("用户的直属领导是李姐", "The user reports to Mr. Chen now"),
             ("The user reports to Klaus", "The user's new manager is Ingrid"),  # the slot's own word as subject
             ("The user's main editor is Sublime Text", "These days the user does all coding in Zed"),  # said as now
-            ("用户用的是安卓手机", "用户换了一部iPhone 16"),
-            ("The user is a junior data analyst", "The user was promoted to lead the analytics team"),  # other words
             ("用户的鹦鹉笼子放在阳台", "The user now keeps the parrot's cage in the study")]  # what the user holds
 
 

@@ -164,20 +164,17 @@ def maybe_same_slot(a: Analysis, b: Analysis) -> str:
     if not (_holders_agree(a, b) or _holder(a, sa) == _holder(b, sb)):
         # the user on one side, something the user holds on the other ("用户的鹦鹉笼子放在阳台" / "The user now keeps
         # the parrot's cage in the study"): a question only when the candidate says what holds now
-        return "maybe a change of the same thing (said as what holds now)" if b.change and _same_holder(a, b) else ""
+        now = b.change and _same_holder(a, b) and overlap(a, b).shared > 0
+        return "maybe a change of the same thing (said as what holds now)" if now else ""
     if sa & sb:
         return f"maybe a new value of {', '.join(sorted(sa & sb))}"
     if b.strong_change and not a.strong_change and (sa or sb or overlap(a, b).shared > 0):
         return "maybe a change of the same thing, announced"
-    if b.change:
-        # "These days the user does all coding in Zed" beside "The user's main editor is Sublime Text", "用户换了一部
-        # iPhone 16" beside "用户用的是安卓手机": said as what holds now, of the same holder, in words the rules cannot
-        # tie to the old ones. Only a question: a judge's tokens are the cost, never a fact.
+    if b.change and (sa or sb or overlap(a, b).shared > 0):
+        # "These days the user does all coding in Zed" beside "The user's main editor is Sublime Text": said as what
+        # holds now, of the same holder and a slot or a word both say, in words the rules cannot tie to the old ones.
+        # Only a question: a judge's tokens are the cost, never a fact.
         return "maybe a change of the same thing (said as what holds now)"
-    if sa or sb:
-        # one side fills a single-valued slot and the other says something of the same holder in words the lexicon
-        # does not tie to it ("The user is a junior data analyst" / "The user was promoted to lead the analytics team")
-        return f"maybe a new value of {', '.join(sorted(sa or sb))}, in other words"
     return ""
 
 
