@@ -83,7 +83,7 @@ def _times(x: Analysis) -> set[str]:
 def _qualifiers(x: Analysis) -> set[str]:
     """The words in `x` that narrow where its value holds ("the browser [for] testing", "[during] August", "[用来]测试
     的浏览器"); a word inside a phrase the lexicon reads as one concept ("works for") is not one."""
-    inside = {w for u in x.units if u.kind == "concept" and u.surface for w in u.surface.lower().split()[1:]}
+    inside = {w for u in x.units if u.kind == "concept" and u.surface for w in u.surface.lower().split()}
     return {q for q in QUALIFIERS if _has_phrase(x.text, q) and q not in inside}
 
 
@@ -156,8 +156,9 @@ def _holder(x: Analysis, filled: set[str]) -> str | None:
 def maybe_same_slot(a: Analysis, b: Analysis) -> str:
     """Why `b` may give a new value of `a`'s slot though the rules cannot say so: the same holder, no past value,
     and both fill one single-valued attribute ("The user is employed by Acme" / "The user joined Globex"), or `b`
-    announces a change of something `a` fills or shares with it ("用户在美团上班" / "The user now works at JD.com").
-    A question for the judge, never a decision: offline both are kept, linked."""
+    announces a change of something `a` fills or shares with it ("用户在美团上班" / "The user now works at JD.com"), or
+    says what holds now ("these days", "现在") of a slot or a word both say. A question for the judge, never a
+    decision: offline both are kept, linked."""
     sa, sb = slots(a), slots(b)
     if any(_has_phrase(x.text, p) for x in (a, b) for p in PAST_FORMS):
         return ""
