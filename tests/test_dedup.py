@@ -465,7 +465,12 @@ def test_a_slot_of_another_time_or_another_person_is_no_update(one, other):
                                         ("server1 runs Ubuntu 22.04", "server2 runs Ubuntu 24.04"),
                                         ("北极星项目统一使用Python 3.11", "北极星项目1统一使用Python 3.11"),
                                         ("The user owns a Kindle Paperwhite 4", "The user owns a Kindle Paperwhite 5"),
-                                        ("用户有一台 iPad 9", "用户有一台 iPad 10")])
+                                        ("用户有一台 iPad 9", "用户有一台 iPad 10"),
+                                        ("The user runs a dev server on port 3000",
+                                         "The user runs a dev server on port 8080"),
+                                        ("The user rents storage locker 118", "The user rents storage locker 124"),
+                                        ("The user has season tickets for seat 14A",
+                                         "The user has season tickets for seat 14B")])
 def test_two_things_named_alike_each_keep_their_value(one, other):
     """A number that says which project, server or host it is is never a new value of one slot."""
     for a, b in ((one, other), (other, one)):
