@@ -180,8 +180,8 @@ def test_an_event_told_again_in_the_same_words_moved_and_judged_an_update_is_a_c
     old, new = "The user flew from Tokyo to Seoul last Friday", "The user flew from Seoul to Tokyo last Friday"
     remember(store, [Candidate(old, wing="episodic")])
     with FakeLLM([{"match": {"system": JUDGE}, "json": ["update"]}]) as llm:
-        [d] = remember(store, [Candidate(new, wing="episodic")], judge=make_judge(OpenAIBackend(judge_config(llm.url)),
-                                                                                  {}))
+        judge = make_judge(OpenAIBackend(judge_config(llm.url)), {})
+        [d] = remember(store, [Candidate(new, wing="episodic")], judge=judge)
     assert d.action == "update" and _texts(store, wing="episodic") == [new]
 
 
