@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from .memory import OWNER, Memory
+from .memory import OWNER, SAME_WORDS_AS, Memory
 from .provenance import Evidence
 from .visibility import is_visible
 
@@ -31,12 +31,23 @@ EVENT_WING = "episodic"
 # A "new" memory close to another that nobody (no judge) compared it with carries that one's id here, so
 # `automem compact --judge` can put the pair to a judge later.
 RELATED_TO = "related_to"
-# ...and when the two say the same words moved (automem.core.dedup: `same_words`), that id is here too: recall shows
-# only the newer of the two until a judge decides (the same fact twice in a prompt teaches the agent to skim).
-SAME_WORDS_AS = "same_words_as"
+# ...and when the two say the same words moved (automem.core.dedup: `same_words`), that id is in SAME_WORDS_AS too
+# (automem.core.memory): recall shows only the newer of the two until a judge decides.
 # ...and one the judge compared with its neighbours and kept as new carries their ids here, so a later replay of the
 # rules (`automem compact`) never merges what the judge kept apart.
 JUDGED_NEW = "judged_new"
+
+
+def unlink(newer: Memory) -> None:
+    """The pair `newer` waited in is settled: it waits for no judge now, and recall shows it beside the older one."""
+    newer.extra[RELATED_TO] = ""
+    newer.extra.pop(SAME_WORDS_AS, None)
+
+
+def mark_judged_new(newer: Memory, older_id: str) -> None:
+    """A judge kept `newer` apart from `older_id`: recorded, so no later replay of the rules merges them."""
+    apart = [i for i in str(newer.extra.get(JUDGED_NEW) or "").split(",") if i]
+    newer.extra[JUDGED_NEW] = ",".join(dict.fromkeys(apart + [older_id]))
 
 
 @dataclass

@@ -27,6 +27,7 @@ from ..paths import Location
 from ..text import neutralise_fences, recall_block  # recalled context is never extracted again
 from . import index
 from .index import MAX_QUERY_CHARS, RecallItem, bound_query, newest_first  # noqa: F401 - this module's interface
+from .memory import SAME_WORDS_AS
 from .visibility import OWNER, is_visible as _is_visible, visible_where
 
 BLOCK_WINGS = ("user", "instruction")  # the system-prompt block: persona and instruction memories
@@ -320,7 +321,7 @@ def select_prefetch_vector(hits: Iterable[tuple[Any, float]], profile: str, conf
     items = [RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room,
                         m.scope, int(getattr(m, "pinned", 0) or 0), int(getattr(m, "restated", 0) or 0),
                         audience=getattr(m, "audience", "") or "",
-                        same_words_as=str((getattr(m, "extra", None) or {}).get("same_words_as") or ""))
+                        same_words_as=str((getattr(m, "extra", None) or {}).get(SAME_WORDS_AS) or ""))
              for m, dist in hits if m.id not in skip and relevant(m, dist)]
     return fit_budget(items, profile, config.recall_max_items, config.recall_max_chars)
 

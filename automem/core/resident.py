@@ -243,7 +243,7 @@ class Resident:
             store = self.store_for(cfg)
             store.config = cfg  # same store and model (the key); the profile's shared wings and ranking settings
             hits = store.recall(query, k=k, profile=profile, where=where or None, scopes=tuple(scopes))
-        from .candidate import SAME_WORDS_AS
+        from .memory import SAME_WORDS_AS
         from .recall import backed_by_question
 
         return {"ok": True, "hits": [

@@ -187,7 +187,7 @@ def recall_hits(location: Location, config: Config, query: str, *, scopes: Seque
         ensure_started(location, config, check=False)
     if reply is None or not reply.get("ok") or not isinstance(reply.get("hits"), list):
         return None
-    from .memory import Memory
+    from .memory import SAME_WORDS_AS, Memory
 
     out = []
     try:
@@ -195,7 +195,7 @@ def recall_hits(location: Location, config: Config, query: str, *, scopes: Seque
             mem = Memory(id=str(h["id"]), text=str(h["text"]), wing=str(h["wing"]), profile=str(h["profile"]),
                          room=str(h.get("room") or ""), scope=str(h.get("scope") or ""),
                          created_at=int(h.get("created_at") or 0), updated_at=int(h.get("updated_at") or 0),
-                         extra={"same_words_as": str(h.get("same_words_as") or "")})
+                         extra={SAME_WORDS_AS: str(h.get("same_words_as") or "")})
             out.append((mem, float(h["distance"]), bool(h.get("backed"))))
     except (KeyError, TypeError, ValueError):
         return None

@@ -108,13 +108,13 @@ def single_valued_change(a: Analysis, b: Analysis) -> str:
     ta, tb = _times(a), _times(b)
     if ta and tb and ta != tb:
         return ""  # one value for weekdays, another for weekends: two times, two values
-    if _qualifiers(a) != _qualifiers(b) and not b.strong_change:
-        return ""  # "The user's browser for testing is Chrome" beside "The user's browser is Firefox": both hold
     common = slots(a) & slots(b)
     va, vb = _versions(a), _versions(b)
     version = sorted(n for n in set(va) & set(vb) if va[n] != vb[n])
     if (not common and not version) or two_models_owned(a, b):
         return ""
+    if _qualifiers(a) != _qualifiers(b) and not b.strong_change:
+        return ""  # "The user's browser for testing is Chrome" beside "The user's browser is Firefox": both hold
     ov = overlap(a, b)
     concepts = a.concepts | b.concepts | common
     only_a = [k for k in ov.only_a_keys if k not in common]
@@ -160,23 +160,28 @@ def maybe_same_slot(a: Analysis, b: Analysis) -> str:
     says what holds now ("these days", "现在") of a slot or a word both say. A question for the judge, never a
     decision: offline both are kept, linked."""
     sa, sb = slots(a), slots(b)
+    agree = _holders_agree(a, b) or _holder(a, sa) == _holder(b, sb)
+    # the user on one side, something the user holds on the other ("用户的鹦鹉笼子放在阳台" / "The user now keeps the
+    # parrot's cage in the study"): asked only when the candidate says what holds now
+    if not agree and not (b.change and _same_holder(a, b)):
+        return ""
     if any(_has_phrase(x.text, p) for x in (a, b) for p in PAST_FORMS):
         return ""
-    if not (_holders_agree(a, b) or _holder(a, sa) == _holder(b, sb)):
-        # the user on one side, something the user holds on the other ("用户的鹦鹉笼子放在阳台" / "The user now keeps
-        # the parrot's cage in the study"): a question only when the candidate says what holds now
-        now = b.change and _same_holder(a, b) and overlap(a, b).shared > 0
-        return "maybe a change of the same thing (said as what holds now)" if now else ""
+    if not agree:
+        return _SAID_NOW if overlap(a, b).shared > 0 else ""
     if sa & sb:
         return f"maybe a new value of {', '.join(sorted(sa & sb))}"
-    if b.strong_change and not a.strong_change and (sa or sb or overlap(a, b).shared > 0):
+    if not (b.change or b.strong_change):
+        return ""
+    related = bool(sa or sb) or overlap(a, b).shared > 0  # a slot or a word both texts say
+    if related and b.strong_change and not a.strong_change:
         return "maybe a change of the same thing, announced"
-    if b.change and (sa or sb or overlap(a, b).shared > 0):
-        # "These days the user does all coding in Zed" beside "The user's main editor is Sublime Text": said as what
-        # holds now, of the same holder and a slot or a word both say, in words the rules cannot tie to the old ones.
-        # Only a question: a judge's tokens are the cost, never a fact.
-        return "maybe a change of the same thing (said as what holds now)"
-    return ""
+    # "These days the user does all coding in Zed" beside "The user's main editor is Sublime Text": said as what
+    # holds now, in words the rules cannot tie to the old ones. Only a question: a judge's tokens are the cost.
+    return _SAID_NOW if related and b.change else ""
+
+
+_SAID_NOW = "maybe a change of the same thing (said as what holds now)"
 
 
 _POSSESSION = frozenset({"own", "owns", "owned", "has", "have", "had", "BUY", "有", "拥有"})

@@ -50,7 +50,9 @@ from .candidate import (
     Candidate,
     Decision,
     Judge,
+    mark_judged_new,
     refiled,
+    unlink,
     writable_by,
 )
 from .correction import edit, memory_id_of
@@ -483,8 +485,7 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
         if (newer is None or older is None or verdict is None or newer.status != "active" or older.status != "active"
                 or str(newer.extra.get(RELATED_TO) or "") != older.id):
             continue  # this batch (or another writer) changed them meanwhile: they are no longer that pair
-        newer.extra[RELATED_TO] = ""
-        newer.extra.pop(SAME_WORDS_AS, None)
+        unlink(newer)
         dirty.add(newer.id)
         if verdict.action == "duplicate":
             supersede(newer, older.id, "the judge: a restatement of an older memory", "merge")
@@ -494,8 +495,7 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
             for m in [older] + old_copies(store, newer.text, newer.id, writer, older, (), {}, thresholds, current):
                 supersede(m, newer.id, "the judge: a new value of the same slot")
         else:
-            apart = [i for i in str(newer.extra.get(JUDGED_NEW) or "").split(",") if i]
-            newer.extra[JUDGED_NEW] = ",".join(dict.fromkeys(apart + [older.id]))
+            mark_judged_new(newer, older.id)
 
     with store.write_group():  # other processes see the new memories and the old ones superseded at once
         if adds:

@@ -38,10 +38,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
 
 from ..core import history
+from ..core.candidate import mark_judged_new, unlink
 from ..core.convergence import race_key
 from ..core.dedup import Neighbour, Thresholds, decide, event_may_replace
 from ..core.memory import Memory
-from ..core.write_path import EVENT_ROOMS, EVENT_WING, JUDGED_NEW, RELATED_TO, SAME_WORDS_AS
+from ..core.write_path import EVENT_ROOMS, EVENT_WING, JUDGED_NEW, RELATED_TO
 
 _BLOCK = 512  # rows per matrix product: bounds memory (block x group size floats)
 MAX_PASSES = 5
@@ -341,10 +342,8 @@ def compact(store, dry_run: bool = False, now: int | None = None, judge=None) ->
             for mem in settled:
                 current = by_id.get(mem.id)
                 if current is not None and current.status == "active" and current.extra.get(RELATED_TO):
-                    apart = [i for i in str(current.extra.get(JUDGED_NEW) or "").split(",") if i]
-                    current.extra[JUDGED_NEW] = ",".join(dict.fromkeys(apart + [current.extra[RELATED_TO]]))
-                    current.extra[RELATED_TO] = ""  # judged new: both stay, the pair is not asked again
-                    current.extra.pop(SAME_WORDS_AS, None)  # ...and both are shown
+                    mark_judged_new(current, current.extra[RELATED_TO])  # judged new: both stay, never merged by rule
+                    unlink(current)  # ...the pair is not asked again, and both are shown
                     changed.setdefault(current.id, current)
             store.update_metadata(list(changed.values()))
     report = CompactReport(scanned=scanned, merges=merges, passes=passes, dry_run=dry_run, skipped=skipped,
