@@ -261,6 +261,50 @@ def test_two_users_of_one_profile_never_see_each_other(root):
         cli.shutdown()
 
 
+def _fresh_process_recall(root: Path, kwargs: dict, query: str) -> dict:
+    """The system block and one prefetch as a fresh Hermes process gets them: the plugin file imported as Hermes
+    imports it, the provider initialised with the gateway's identity kwargs, nothing warm."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.test_session import REPO
+
+    code = (f"import json, sys; sys.path.insert(0, {str(REPO)!r}); import importlib.util as u;"
+            f"s = u.spec_from_file_location('p', {str(REPO / 'hooks/automem/__init__.py')!r}); "
+            "m = u.module_from_spec(s); s.loader.exec_module(m)\n"
+            "class C:\n    provider = None\n    def register_memory_provider(self, p): self.provider = p\n"
+            "    def register_tool(self, *a, **k): pass\n    def register_hook(self, *a, **k): pass\n"
+            f"c = C(); m.register(c); c.provider.initialize('fresh', hermes_home={str(root)!r}, **{kwargs!r})\n"
+            f"print(json.dumps({{'block': c.provider.system_prompt_block(), "
+            f"'prefetch': c.provider.prefetch({query!r})}}))\nc.provider.shutdown()")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_persons_same_words_moved_reach_their_prompt_once_and_nobody_elses(root):
+    """Issue 29 through the provider as the gateway calls it: Alice says one fact twice, the words moved (kept apart
+    for a judge, none being configured); a fresh process of hers shows only the newer, in the block and in the
+    prefetch; Bob's and the owner's show neither."""
+    old, new = "I work night shifts on weekdays and day shifts on weekends", \
+        "I work day shifts on weekdays and night shifts on weekends"
+    alice = provider_for(root, "tg-alice", ALICE)
+    try:
+        assert remember(alice, old)["decision"] == "new" and remember(alice, new)["decision"] == "new"
+    finally:
+        alice.shutdown()
+    assert {m.text for m in all_memories(root) if m.scope == "user:telegram:1001"} == {old, new}
+
+    seen = _fresh_process_recall(root, ALICE, "which shifts do I work on weekdays?")
+    assert new in seen["block"] and old not in seen["block"], seen
+    # the prefetch leaves out what the block holds, and the older memory that one stands for (it brought it back)
+    assert old not in seen["prefetch"] and new not in seen["prefetch"], seen
+    for who in (BOB, {"platform": "cli"}):
+        seen = _fresh_process_recall(root, who, "which shifts do I work on weekdays?")
+        assert "shifts" not in seen["block"] + seen["prefetch"], (who, seen)
+
+
 PRIVATE = {"Remember that my home address is 12 Baker Street, London": "Baker",
            "记住：我家住在杭州市西湖区文三路100号": "文三路",
            "Remember that I was diagnosed with type 2 diabetes last year": "diabetes",

@@ -65,6 +65,8 @@ def test_of_memories_saying_the_same_words_moved_only_the_newest_is_shown_in_the
     assert [i.id for i in chosen] == [newest.id, other.id]
     # the newer one not among the candidates (not visible, not retrieved): the older one stands for itself
     assert [i.id for i in recall.fit_budget([oldest, other], "default", 15, 800)] == [oldest.id, other.id]
+    # ...but the newest already in the prompt (a prefetch after the system block): nothing of the chain again
+    assert [i.id for i in recall.fit_budget([oldest, other, middle], "default", 15, 800, shown=[newest])] == [other.id]
 
 
 DAY = 86400

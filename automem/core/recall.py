@@ -115,15 +115,20 @@ def same_text_key(text: str) -> str:
     return _NOT_WORDS.sub("", unicodedata.normalize("NFKC", text).casefold())
 
 
-def fit_budget(items: Iterable[RecallItem], profile: str, max_items: int, max_chars: int) -> list[RecallItem]:
+def fit_budget(items: Iterable[RecallItem], profile: str, max_items: int, max_chars: int,
+               shown: Iterable[RecallItem] = ()) -> list[RecallItem]:
     """Greedy, in the given order: every item whose line still fits the character budget, up to max_items. A
     memory that says what a chosen one says (the same text once normalised: an owner's instruction and a person's
     own copy of it, which the write path keeps apart because decisions never cross people) is left out: the same
     fact twice in a prompt only teaches the agent to skim its memory. Of two saying the same words moved, kept
     apart for a judge (`same_words_as`), only the newer is shown, in the place of whichever ranks first: if the
-    move changed the meaning, the newer is what the user said last."""
-    items = list(items)
-    newer = {i.same_words_as: i for i in sorted(items, key=lambda i: (i.created_at, i.id)) if i.same_words_as}
+    move changed the meaning, the newer is what the user said last. `shown`: memories this session's prompt holds
+    already (for a prefetch, those of the system block among its hits): an older one they stand for is left out
+    too."""
+    items, shown = list(items), list(shown)
+    shown_ids = {i.id for i in shown}
+    linked = sorted((i for i in items + shown if i.same_words_as), key=lambda i: (i.created_at, i.id))
+    newer = {i.same_words_as: i for i in linked}
     chosen: list[RecallItem] = []
     said: set[str] = set()
     used = 0
@@ -135,7 +140,7 @@ def fit_budget(items: Iterable[RecallItem], profile: str, max_items: int, max_ch
             item = newer[item.id]
             passed.add(item.id)
         key = same_text_key(item.text)
-        if key in said or any(c.id == item.id for c in chosen):  # chosen: at most max_items
+        if item.id in shown_ids or key in said or any(c.id == item.id for c in chosen):  # chosen: at most max_items
             continue
         cost = len(line_of(item, profile)) + 1
         if used + cost > max_chars:
@@ -288,7 +293,8 @@ def select_prefetch_keyword(location: Location, query: str, profile: str, config
                   config.recall_rerank_weight, coverage=lambda text: index.coverage(weights, text),
                   keyword_gate=None)  # no similarity here to gate by
     chosen = [i for i, _ in ranked if keyword_share(query, i.text) >= MIN_KEYWORD_SHARE]
-    return fit_budget(chosen, profile, config.recall_max_items, config.recall_max_chars)
+    return fit_budget(chosen, profile, config.recall_max_items, config.recall_max_chars,
+                      shown=[i for i, _ in found if i.id in skip])
 
 
 SUPPORTED_SLACK = 0.1  # how much farther than prefetch_max_distance a memory may be when the question's words back it
@@ -318,12 +324,13 @@ def select_prefetch_vector(hits: Iterable[tuple[Any, float]], profile: str, conf
             return False
         return backed(m) if backed is not None else backed_by_question(query, m.text)
 
-    items = [RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room,
-                        m.scope, int(getattr(m, "pinned", 0) or 0), int(getattr(m, "restated", 0) or 0),
-                        audience=getattr(m, "audience", "") or "",
-                        same_words_as=str((getattr(m, "extra", None) or {}).get(SAME_WORDS_AS) or ""))
-             for m, dist in hits if m.id not in skip and relevant(m, dist)]
-    return fit_budget(items, profile, config.recall_max_items, config.recall_max_chars)
+    items = [(RecallItem(m.id, m.text, m.wing, m.profile, int(m.updated_at or 0), int(m.created_at or 0), m.room,
+                         m.scope, int(getattr(m, "pinned", 0) or 0), int(getattr(m, "restated", 0) or 0),
+                         audience=getattr(m, "audience", "") or "",
+                         same_words_as=str((getattr(m, "extra", None) or {}).get(SAME_WORDS_AS) or "")), dist)
+             for m, dist in hits]
+    return fit_budget([i for i, dist in items if i.id not in skip and relevant(i, dist)], profile,
+                      config.recall_max_items, config.recall_max_chars, shown=[i for i, _ in items if i.id in skip])
 
 
 # -- what the Hermes provider calls -------------------------------------------------------------------------------
