@@ -11,7 +11,9 @@ changing value, many-valued ones added to; each pair has a "kind", and the figur
 `holdout_29b.jsonl` ("shapes2", the same kinds, written by another hand after the shapes part had been used) and
 `holdout_29c.jsonl` ("shapes3", the same kinds again, written blind after the write-cost work) and
 `holdout_29d.jsonl` ("shapes4", the same kinds plus numbers, far-worded slot changes and role swaps in other
-structures, written blind and first measured at d33dd71, before the rules changed again). The older
+structures, written blind and first measured at d33dd71, before the rules changed again) and `holdout_29e.jsonl`
+("shapes5": far-worded slot changes, corrected events, look-alikes that a rule might take for an update, written
+blind and first measured at 6192fc9). The older
 `tests/data/dedup_pairs.jsonl` (four labels: changed_value -> replaces, related and unrelated -> both_true) is an
 extra check ("old").
 
@@ -34,7 +36,7 @@ Figures: restatements intercepted (restatement -> duplicate), both-true kept (bo
 decided update (replaces -> update), and **facts lost** = both_true decided duplicate or update + replaces decided
 duplicate, over both_true + replaces. Targets (held-out part, offline): facts lost <= 1%, restatements >= 85%.
 
-    python -m scripts.eval_dedup [--part tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,old]
+    python -m scripts.eval_dedup [--part tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,old]
                                  [--mode offline,judge,settle] [--json] [--failures]
 
 `--failures` lists the tune and old pairs decided wrongly (never the held-out ones). Exit 1 when the held-out part
@@ -70,9 +72,9 @@ def print_table(results: dict) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", default="tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4",
-                    help="comma-separated: tune, holdout, numbers, kinds, shapes, shapes2, shapes3, shapes4, old "
-                         "(default all but old)")
+    ap.add_argument("--part", default="tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5",
+                    help="comma-separated: tune, holdout, numbers, kinds, shapes, shapes2, shapes3, shapes4, "
+                         "shapes5, old (default all but old)")
     ap.add_argument("--mode", default="offline,judge",
                     help="comma-separated: offline, judge, settle (default offline,judge)")
     ap.add_argument("--failures", action="store_true",
