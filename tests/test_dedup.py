@@ -387,6 +387,24 @@ def test_settle_asks_every_question_in_one_call_and_takes_the_first_duplicate():
     assert out[0].reason.startswith("judge: duplicate")
 
 
+def test_a_stored_memory_beyond_the_related_distance_is_put_to_a_judge_but_never_linked():
+    th = Thresholds(0.62)
+    far = [Neighbour("m1", "The user banks with Chase.", 0.67)]
+    v = decide("The user moved every account over to Capital One.", far, th)
+    assert (v.action, v.matched_id, v.borderline, v.ask) == ("new", None, True, ("m1",))
+    # an earlier candidate of the same batch is no stored memory: its extraction reconciled both already
+    batch = [Neighbour("c1", "The user banks with Chase.", 0.67, stored=False)]
+    assert decide("The user moved every account over to Capital One.", batch, th).ask == ()
+    # near ones first; beyond SLOT_DISTANCE nothing; events never look beyond the related distance
+    mixed = far + [Neighbour("m2", "The user banks online.", 0.5), Neighbour("m3", "x", 0.9)]
+    assert decide("The user moved every account over to Capital One.", mixed, th).ask == ("m2", "m1")
+    assert decide("The user moved every account over to Capital One.", far, th, event=True).ask == ()
+    # a judge saying new leaves it unlinked
+    [out] = settle([Question("The user moved every account over to Capital One.", v, (("m1", far[0].text),))],
+                   lambda pairs: ["new"])
+    assert (out.action, out.matched_id) == ("new", None)
+
+
 def test_settle_never_lets_an_event_supersede_another():
     v = Verdict("new", "m1", "another event", True, ("m1",))
     [out] = settle([_q("Deployed v2.4", v, ("m1", "Deployed v2.3"), wing="episodic")], lambda pairs: ["update"])
@@ -453,7 +471,11 @@ def test_offline_the_write_path_loses_no_fact_of_the_tuned_parts(part):
                                          "The user lives in Hangzhou on weekends"),
                                         ("用户工作日住在上海", "用户周末住在杭州"),
                                         ("用户老公在腾讯上班", "用户在阿里上班"),
-                                        ("用户妈妈住在长沙", "用户住在深圳")])
+                                        ("用户妈妈住在长沙", "用户住在深圳"),
+                                        # the name after the subject says whose slot: two friends, one city
+                                        ("The user's close friend Priya lives in Toronto.",
+                                         "The user's close friend Daniel lives in Toronto."),
+                                        ("用户的朋友小王住在杭州", "用户的朋友小李住在杭州")])
 def test_a_slot_of_another_time_or_another_person_is_no_update(one, other):
     """One value on weekdays and another at weekends, or the husband's employer and the user's: both hold."""
     assert compare(other, one, CLOSE, TH).action == "new", compare(other, one, CLOSE, TH).reason

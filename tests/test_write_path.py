@@ -133,20 +133,48 @@ def test_a_mixed_profile_batch_decides_each_line_exactly_as_adding_it_alone(caps
 def test_the_judge_gets_every_unsure_pair_in_one_call_and_nothing_sure(store):
     remember(store, [Candidate("用户住在上海"), Candidate("用户习惯使用vim编辑器"),
                      Candidate("The user is allergic to bee stings")])
-    with FakeLLM([{"match": {"system": JUDGE}, "json": ["update", "new"]}]) as llm:
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["update", "new", "new"]}]) as llm:
         judge = make_judge(OpenAIBackend(judge_config(llm.url)), details := {})
         out = remember(store, [Candidate("用户住在北京"),  # the rules: new; the judge: update
                                Candidate("我习惯用vim编辑器"),  # the same words: sure, not asked
                                Candidate("The user is allergic to wasp stings"),  # the judge: new
-                               Candidate("用户每周去两次健身房")], judge=judge)  # nothing near: not asked
+                               Candidate("用户每周去两次健身房"),  # 0.74 from 用户住在北京, of this batch: not asked
+                               Candidate("Deploys go out on Tuesdays after the standup")],  # nothing near: not asked
+                       judge=judge)
         calls = judge_requests(llm)
+    # each candidate meets at most `dedup_judge_neighbours` (2) stored memories: the related ones first, then those
+    # beyond the related distance (0.73 here, within 0.75), where a slot changed in far words would go unseen
     assert len(calls) == 1 and [(p["new"], p["old"]) for p in calls[0]] == [
-        ("用户住在北京", "用户住在上海"), ("The user is allergic to wasp stings", "The user is allergic to bee stings")]
-    assert [d.action for d in out] == ["update", "duplicate", "new", "new"]
-    assert out[0].reason.startswith("judge: update") and details["judge_pairs"] == 2
+        ("用户住在北京", "用户住在上海"), ("用户住在北京", "用户习惯使用vim编辑器"),
+        ("The user is allergic to wasp stings", "The user is allergic to bee stings")]
+    assert [d.action for d in out] == ["update", "duplicate", "new", "new", "new"]
+    assert out[0].reason.startswith("judge: update") and details["judge_pairs"] == 3
     stored = {m.text: m for m in store.list(profile="default")}
     assert "用户住在上海" not in stored  # superseded on the judge's word
     assert not stored["The user is allergic to wasp stings"].extra.get(RELATED_TO)  # judged: nothing to revisit
+    assert not stored["用户每周去两次健身房"].extra.get(RELATED_TO) and out[3].matched_id is None  # nothing ties them
+
+
+def test_a_single_valued_fact_changed_in_far_words_reaches_the_judge_and_offline_stays_unlinked(store):
+    """"banks with Chase" / "moved every account over to Capital One" share no word and sit 0.67 apart, beyond the
+    related distance (0.62), where unrelated memories begin: no rule ties them. A judge is asked in the call it makes
+    anyway; without one both stay, unlinked (nothing waits for a judge: they may well be unrelated)."""
+    from automem.text import normalise
+
+    old = "The user banks with Chase."
+    new = "The user moved every account over to Capital One and keeps no money elsewhere."
+    remember(store, [Candidate(old, profile="offline"), Candidate(old, profile="judged")])
+    [offline] = remember(store, [Candidate(new, profile="offline")])
+    assert offline.action == "new" and offline.matched_id is None
+    assert not {m.text: m for m in store.list(profile="offline")}[normalise(new)].extra.get(RELATED_TO)
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["update"]}]) as llm:
+        judge = make_judge(OpenAIBackend(judge_config(llm.url)), {})
+        [judged] = remember(store, [Candidate(new, profile="judged")], judge=judge)
+        [call] = judge_requests(llm)
+    assert [(p["new"], p["old"]) for p in call] == [(normalise(new), normalise(old))]
+    assert judged.action == "update" and judged.reason.startswith("judge: update")
+    assert [m.text for m in store.list(profile="judged")] == [normalise(new)]
+    assert len(store.list(profile="offline")) == 2
 
 
 @pytest.mark.parametrize("answer", [{"status": 500}, {"text": "I think the first is a duplicate"},
@@ -183,6 +211,26 @@ def test_an_event_told_again_in_the_same_words_moved_and_judged_an_update_is_a_c
         judge = make_judge(OpenAIBackend(judge_config(llm.url)), {})
         [d] = remember(store, [Candidate(new, wing="episodic")], judge=judge)
     assert d.action == "update" and _texts(store, wing="episodic") == [new]
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The user had an anniversary dinner at Nobu on Friday night.",
+     "The user corrected that the anniversary meal was actually on Saturday, at a small Italian trattoria."),
+    ("用户于3月5日去医院做了体检。", "用户说之前记错了，检查身体那天其实是七号周四。"),
+    ("The user's Q3 report is due September 30.", "The user's Q3 report deadline was pushed to October 14."),
+    ("用户的 OKR deadline 是这周五。", "用户的 OKR deadline 延到了下周三。"),
+])
+def test_an_event_the_candidate_says_it_corrects_or_reschedules_takes_the_judges_update(store, old, new):
+    """"actually", "记错了", "pushed to", "延到" (lexicon `change.correction`): the candidate says the earlier account
+    was wrong or the plan moved, so a judge's update supersedes it. Without such words two events stay two
+    occurrences whatever the judge says (above)."""
+    from automem.text import normalise
+
+    remember(store, [Candidate(old, wing="episodic")])
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["update"]}]) as llm:
+        judge = make_judge(OpenAIBackend(judge_config(llm.url)), {})
+        [d] = remember(store, [Candidate(new, wing="episodic")], judge=judge)
+    assert d.action == "update" and _texts(store, wing="episodic") == [normalise(new)]
 
 
 def test_a_neighbourhood_that_moved_while_the_judge_was_asked_is_decided_again(location, config):
@@ -675,7 +723,9 @@ def test_a_judge_call_carries_a_bounded_number_of_waiting_pairs_and_the_rest_wai
     calls: list = []
     remember(store, [Candidate("用户喜欢暗色主题")])
     remember(store, [Candidate("用户喜欢亮色主题")], judge=_answering([], calls))  # "new" for every pair
-    assert len(calls) == 1 and len(calls[0]) == 1 + 2
+    own = [old for new, old, *_ in calls[0] if new == "用户喜欢亮色主题"]
+    assert len(calls) == 1 and own[0] == "用户喜欢暗色主题" and len(own) <= config.dedup_judge_neighbours
+    assert len(calls[0]) == len(own) + 2  # and two waiting pairs ride along
     assert len(waiting_pairs(store, "default")) == before - 2
 
 

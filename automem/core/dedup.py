@@ -57,7 +57,8 @@ from .analysis import (
     same_wording,
     set_aside,
 )
-from .single_valued import maybe_same_slot, single_valued_change, two_models_owned
+from .single_valued import _has_phrase, maybe_same_slot, single_valued_change, two_models_owned
+from .tokens import CORRECTION
 from .word_order import order_changed
 
 ACTIONS = ("duplicate", "update", "new")
@@ -65,11 +66,13 @@ ACTIONS = ("duplicate", "update", "new")
 
 @dataclass(frozen=True)
 class Neighbour:
-    """A stored memory near the candidate: its id, normalised text and cosine distance (1 - cos)."""
+    """A memory near the candidate: its id, normalised text and cosine distance (1 - cos). `stored`: False for an
+    earlier candidate of the same batch (one extraction, whose writer already reconciled what it says)."""
 
     id: str
     text: str
     distance: float
+    stored: bool = True
 
 
 @dataclass(frozen=True)
@@ -249,33 +252,45 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
 
     A duplicate of any neighbour wins (nothing to store; the same-wording one first), then an update (supersede
     that one), nearest first. Nothing matched: new, linked to the nearest neighbour within the related distance.
-    Beyond it, up to SLOT_DISTANCE, a neighbour is looked at only for a single-valued slot's new value (an update
-    when the rules can tell, else linked and asked like a near one). `ask` lists the neighbours a judge should see:
-    the matched one first, then the others by distance.
+    Beyond it, up to SLOT_DISTANCE, a neighbour is looked at for a single-valued slot's new value (an update when
+    the rules can tell, else linked and asked like a near one); any other stored one there is only put to a judge,
+    if any, after the near ones, and never linked. `ask` lists the neighbours a judge should see: the matched one
+    first, then the others by distance.
     """
     best: tuple[tuple, Neighbour, PairVerdict] | None = None
     near: list[Neighbour] = []
+    far: list[Neighbour] = []  # beyond `related`, within SLOT_DISTANCE, no slot in sight: asked, never linked
     said: dict[str, PairVerdict] = {}
     for n in neighbours:
         if n.distance > (th.related if event else max(th.related, SLOT_DISTANCE)):
             continue
         v = said[n.id] = compare(candidate, n.text, n.distance, th, event=event)
-        if n.distance <= th.related or v.borderline:  # beyond `related` only a possible slot change is asked
+        if n.distance <= th.related or v.borderline:  # beyond `related` only a possible slot change is linked
             near.append(n)
+        elif n.stored:
+            far.append(n)
         if v.action in _RANK:
             rank = (_RANK[v.action], v.borderline, n.distance)
             if best is None or rank < best[0]:
                 best = (rank, n, v)
     near.sort(key=lambda n: n.distance)
+    far.sort(key=lambda n: n.distance)
     if best is not None:
         _, n, v = best
-        ask = tuple(m.id for m in [n] + [m for m in near if m.id != n.id]) if v.borderline else ()
+        ask = tuple(m.id for m in [n] + [m for m in near + far if m.id != n.id]) if v.borderline else ()
         return Verdict(v.action, n.id, f"{v.reason} (distance {n.distance:.2f})", v.borderline, ask)
     if near:
         # linked to the nearest, or to one that says the same words moved (recall shows only the newer of those)
         n, v = next(((n, said[n.id]) for n in near if said[n.id].same_words), (near[0], said[near[0].id]))
         return Verdict("new", n.id, f"{v.reason} (distance {n.distance:.2f})", True,
-                       tuple(m.id for m in [n] + [m for m in near if m.id != n.id]), v.same_words)
+                       tuple(m.id for m in [n] + [m for m in near + far if m.id != n.id]), v.same_words)
+    if far:
+        # A single-valued fact changed in words no rule ties to the old ones ("The user banks with Chase" / "moved
+        # every account over to Capital One", 0.67 apart; unrelated memories start about 0.65): a judge, when there
+        # is one, compares them in the call it makes anyway. Without one they stay unlinked: nothing says they meet.
+        # Only stored memories: what one extraction says at once, its writer has reconciled already.
+        return Verdict("new", None, f"no stored memory is about this (the nearest {far[0].distance:.2f} away is put "
+                       "to a judge, if any)", True, tuple(m.id for m in far))
     return Verdict("new", None, "no stored memory is about this", False)
 
 
@@ -325,18 +340,20 @@ def settle(questions: Sequence[Question], judge: Judge | None) -> list[Verdict]:
                 break
         else:
             if all(s == "new" for s in said):
-                verdicts[i] = Verdict("new", ids[0], f"judge: new ({q.verdict.reason})", False)
+                verdicts[i] = Verdict("new", q.verdict.matched_id, f"judge: new ({q.verdict.reason})", False)
     return verdicts
 
 
 def event_may_replace(candidate: str, existing: str) -> bool:
     """Whether a judge's "update" may let one event supersede another: only when the candidate announces the change
-    (a planned event moved or called off: "the dentist appointment was moved to Thursday"), or both tell one
-    occurrence in the same words, moved ("flew from Tokyo to Seoul last Friday" / "from Seoul to Tokyo last
-    Friday": a correction). Otherwise two events are two occurrences, whatever a judge says: a deploy of 1.4.1 does
-    not undo the deploy of 1.4.0."""
+    (a planned event moved or called off: "the dentist appointment was moved to Thursday", "deadline 延到了下周三"),
+    says it corrects what was said ("the dinner was actually on Saturday", "之前记错了"; lexicon `change.correction`),
+    or both tell one occurrence in the same words, moved ("flew from Tokyo to Seoul last Friday" / "from Seoul to
+    Tokyo last Friday"). Otherwise two events are two occurrences, whatever a judge says: a deploy of 1.4.1 does not
+    undo the deploy of 1.4.0."""
     b = analyse(candidate)
-    return b.strong_change or same_wording(analyse(existing), b)
+    return (b.strong_change or any(_has_phrase(candidate, p) for p in CORRECTION)
+            or same_wording(analyse(existing), b))
 
 
 def explain(candidate: str, existing: str) -> dict:

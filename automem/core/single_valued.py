@@ -134,7 +134,21 @@ def single_valued_change(a: Analysis, b: Analysis) -> str:
         return ""  # a number that says which one: another thing
     if not (_one_stretch(a, ra) and _one_stretch(b, rb)):
         return ""
+    if (ra | rb) & (_naming_holder(a, common) | _naming_holder(b, common)):
+        return ""  # "the user's friend Priya lives in Toronto" / "friend Daniel": another holder, not a new value
     return f"a new value of a single-valued slot ({', '.join(sorted(common)) or 'the version of ' + version[0][5:]})"
+
+
+def _naming_holder(x: Analysis, filled: set[str]) -> set[str]:
+    """The words between the subject and the slot it fills, naming whose slot it is ("the user's close friend
+    [Priya] lives in Toronto", "用户的朋友[小王]住在杭州"): a part of the holder, never a value of the slot."""
+    i = _subject_index(x)
+    if i is None:
+        return set()
+    for j in range(i + 1, len(x.units)):
+        if x.units[j].kind == "concept" and x.units[j].key in filled:
+            return {u.key for u in x.units[i + 1:j] if u.kind in ("value", "content")}
+    return set()
 
 
 def _holder(x: Analysis, filled: set[str]) -> str | None:

@@ -46,6 +46,7 @@ CHANGE_STRONG_EN = tuple(_LEX["change"]["strong"]["en"])
 CHANGE_STRONG_ZH = tuple(_LEX["change"]["strong"]["zh"])
 CHANGE_EN = tuple(_LEX["change"]["weak"]["en"])
 CHANGE_ZH = tuple(_LEX["change"]["weak"]["zh"])
+CORRECTION = tuple(_LEX["change"]["correction"]["en"] + _LEX["change"]["correction"]["zh"])
 REPEAT = tuple(_LEX["repeat"]["en"]) + tuple(_LEX["repeat"]["zh"])
 CONCEPTS: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _LEX["concepts"].items()}
 VALUE_CLASSES: dict[str, dict[str, tuple[str, ...]]] = {

@@ -270,7 +270,7 @@ def _decide(store, plan: _Planned, earlier: list[_Planned], thresholds: Threshol
     for prev in earlier:
         if (prev.candidate.wing == cand.wing and prev.verdict.action != "duplicate" and prev.id != mid
                 and prev.candidate.room not in EVENT_ROOMS and writable_by(prev.candidate, cand, store.config)):
-            neighbours.append(Neighbour(prev.id, prev.text, 1.0 - _dot(plan.vector, prev.vector)))
+            neighbours.append(Neighbour(prev.id, prev.text, 1.0 - _dot(plan.vector, prev.vector), stored=False))
     neighbours.sort(key=lambda n: n.distance)
     plan.neighbours = neighbours
     if (existing is not None and existing.status == "active") or any(
