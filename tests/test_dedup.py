@@ -399,10 +399,12 @@ def test_a_stored_memory_beyond_the_related_distance_is_put_to_a_judge_but_never
     mixed = far + [Neighbour("m2", "The user banks online.", 0.5), Neighbour("m3", "x", 0.9)]
     assert decide("The user moved every account over to Capital One.", mixed, th).ask == ("m2", "m1")
     assert decide("The user moved every account over to Capital One.", far, th, event=True).ask == ()
-    # a judge saying new leaves it unlinked
-    [out] = settle([Question("The user moved every account over to Capital One.", v, (("m1", far[0].text),))],
-                   lambda pairs: ["new"])
-    assert (out.action, out.matched_id) == ("new", None)
+    # a judge saying new leaves it unlinked; "duplicate" there would drop the candidate on no rule's word: new too
+    question = Question("The user moved every account over to Capital One.", v, (("m1", far[0].text),))
+    for answer in ("new", "duplicate"):
+        [out] = settle([question], lambda pairs: [answer])
+        assert (out.action, out.matched_id) == ("new", None), answer
+    assert settle([question], lambda pairs: ["update"])[0].action == "update"
 
 
 def test_settle_never_lets_an_event_supersede_another():

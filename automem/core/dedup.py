@@ -104,6 +104,7 @@ class Verdict:
     borderline: bool  # the rules are not sure: a judge settles it when one is configured
     ask: tuple[str, ...] = ()  # the neighbours to put to the judge, best first
     same_words: bool = False  # new, though `matched_id` says the same words moved: recall shows only the newer
+    far: tuple[str, ...] = ()  # the asked ones beyond the related distance with no slot in sight: only "update" counts
 
 
 # (candidate, existing, wing) triples -> "duplicate" | "update" | "new" for each, in one batched call.
@@ -278,19 +279,21 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
     if best is not None:
         _, n, v = best
         ask = tuple(m.id for m in [n] + [m for m in near + far if m.id != n.id]) if v.borderline else ()
-        return Verdict(v.action, n.id, f"{v.reason} (distance {n.distance:.2f})", v.borderline, ask)
+        return Verdict(v.action, n.id, f"{v.reason} (distance {n.distance:.2f})", v.borderline, ask,
+                       far=tuple(m.id for m in far))
     if near:
         # linked to the nearest, or to one that says the same words moved (recall shows only the newer of those)
         n, v = next(((n, said[n.id]) for n in near if said[n.id].same_words), (near[0], said[near[0].id]))
         return Verdict("new", n.id, f"{v.reason} (distance {n.distance:.2f})", True,
-                       tuple(m.id for m in [n] + [m for m in near + far if m.id != n.id]), v.same_words)
+                       tuple(m.id for m in [n] + [m for m in near + far if m.id != n.id]), v.same_words,
+                       tuple(m.id for m in far))
     if far:
         # A single-valued fact changed in words no rule ties to the old ones ("The user banks with Chase" / "moved
         # every account over to Capital One", 0.67 apart; unrelated memories start about 0.65): a judge, when there
         # is one, compares them in the call it makes anyway. Without one they stay unlinked: nothing says they meet.
         # Only stored memories: what one extraction says at once, its writer has reconciled already.
         return Verdict("new", None, f"no stored memory is about this (the nearest {far[0].distance:.2f} away is put "
-                       "to a judge, if any)", True, tuple(m.id for m in far))
+                       "to a judge, if any)", True, tuple(m.id for m in far), far=tuple(m.id for m in far))
     return Verdict("new", None, "no stored memory is about this", False)
 
 
@@ -330,6 +333,9 @@ def settle(questions: Sequence[Question], judge: Judge | None) -> list[Verdict]:
         said = answers[start:stop]
         texts = [(nid, text) for nid, text in q.neighbours if text]
         ids = [nid for nid, _ in texts]
+        # a far pair (no word or slot in common) is asked for a changed value only: a judge's "duplicate" there
+        # would drop the candidate on a judgement no rule backs, so it counts as "new"
+        said = ["new" if s == "duplicate" and nid in q.verdict.far else s for s, nid in zip(said, ids)]
         if q.wing == "episodic":
             said = ["new" if s == "update" and not event_may_replace(q.candidate, text) else s
                     for s, (_, text) in zip(said, texts)]
