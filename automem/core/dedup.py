@@ -276,24 +276,23 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
                 best = (rank, n, v)
     near.sort(key=lambda n: n.distance)
     far.sort(key=lambda n: n.distance)
+    far_ids = tuple(m.id for m in far)
     if best is not None:
         _, n, v = best
         ask = tuple(m.id for m in [n] + [m for m in near + far if m.id != n.id]) if v.borderline else ()
-        return Verdict(v.action, n.id, f"{v.reason} (distance {n.distance:.2f})", v.borderline, ask,
-                       far=tuple(m.id for m in far))
+        return Verdict(v.action, n.id, f"{v.reason} (distance {n.distance:.2f})", v.borderline, ask, far=far_ids)
     if near:
         # linked to the nearest, or to one that says the same words moved (recall shows only the newer of those)
         n, v = next(((n, said[n.id]) for n in near if said[n.id].same_words), (near[0], said[near[0].id]))
         return Verdict("new", n.id, f"{v.reason} (distance {n.distance:.2f})", True,
-                       tuple(m.id for m in [n] + [m for m in near + far if m.id != n.id]), v.same_words,
-                       tuple(m.id for m in far))
+                       tuple(m.id for m in [n] + [m for m in near + far if m.id != n.id]), v.same_words, far_ids)
     if far:
         # A single-valued fact changed in words no rule ties to the old ones ("The user banks with Chase" / "moved
         # every account over to Capital One", 0.67 apart; unrelated memories start about 0.65): a judge, when there
         # is one, compares them in the call it makes anyway. Without one they stay unlinked: nothing says they meet.
         # Only stored memories: what one extraction says at once, its writer has reconciled already.
         return Verdict("new", None, f"no stored memory is about this (the nearest {far[0].distance:.2f} away is put "
-                       "to a judge, if any)", True, tuple(m.id for m in far), far=tuple(m.id for m in far))
+                       "to a judge, if any)", True, far_ids, far=far_ids)
     return Verdict("new", None, "no stored memory is about this", False)
 
 
@@ -311,8 +310,9 @@ class Question:
 def settle(questions: Sequence[Question], judge: Judge | None) -> list[Verdict]:
     """Let `judge` decide the questions, in one batched call of (candidate, existing, wing) pairs.
 
-    Per candidate: the first neighbour judged a duplicate wins, then the first judged an update (for an event only
-    where `event_may_replace` says so; otherwise it becomes new), else new when every answer says so. A missing or
+    Per candidate: the first neighbour judged a duplicate wins (never a far one: `_allowed`), then the first judged
+    an update (for an event only where `event_may_replace` says so; otherwise it becomes new), else new when every
+    answer says so. A missing or
     unusable answer leaves the rules' verdict. Exceptions from the judge propagate: the caller logs them and keeps
     the rules' verdicts.
     """
@@ -330,15 +330,9 @@ def settle(questions: Sequence[Question], judge: Judge | None) -> list[Verdict]:
     for i, (q, (start, stop)) in enumerate(zip(questions, spans)):
         if start == stop:
             continue
-        said = answers[start:stop]
         texts = [(nid, text) for nid, text in q.neighbours if text]
         ids = [nid for nid, _ in texts]
-        # a far pair (no word or slot in common) is asked for a changed value only: a judge's "duplicate" there
-        # would drop the candidate on a judgement no rule backs, so it counts as "new"
-        said = ["new" if s == "duplicate" and nid in q.verdict.far else s for s, nid in zip(said, ids)]
-        if q.wing == "episodic":
-            said = ["new" if s == "update" and not event_may_replace(q.candidate, text) else s
-                    for s, (_, text) in zip(said, texts)]
+        said = [_allowed(q, nid, text, s) for s, (nid, text) in zip(answers[start:stop], texts)]
         for action in ("duplicate", "update"):
             if action in said:
                 j = said.index(action)
@@ -348,6 +342,17 @@ def settle(questions: Sequence[Question], judge: Judge | None) -> list[Verdict]:
             if all(s == "new" for s in said):
                 verdicts[i] = Verdict("new", q.verdict.matched_id, f"judge: new ({q.verdict.reason})", False)
     return verdicts
+
+
+def _allowed(q: Question, nid: str, text: str, answer: str) -> str:
+    """The judge's `answer` about (q.candidate, `text`) as the write path may apply it: "new" where it may not.
+    A far pair (no word or slot in common) is asked for a changed value only: a "duplicate" there would drop the
+    candidate on a judgement no rule backs. An event supersedes another only where `event_may_replace` says so."""
+    if answer == "duplicate" and nid in q.verdict.far:
+        return "new"
+    if answer == "update" and q.wing == "episodic" and not event_may_replace(q.candidate, text):
+        return "new"
+    return answer
 
 
 def event_may_replace(candidate: str, existing: str) -> bool:
