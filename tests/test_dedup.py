@@ -13,7 +13,8 @@ import pytest
 
 from automem.config import Config
 from automem.core.analysis import analyse, changed_values, language, polarity_flipped, same_wording
-from automem.core.dedup import Neighbour, Question, Thresholds, Verdict, compare, decide, settle
+from automem.core.dedup import Neighbour, Question, Thresholds, Verdict, compare, decide, event_may_replace, settle
+from automem.core.occurrence import another_occurrence
 from tests.support import dedup_eval as ev
 
 TH = Thresholds.from_config(Config())
@@ -411,6 +412,41 @@ def test_settle_never_lets_an_event_supersede_another():
     v = Verdict("new", "m1", "another event", True, ("m1",))
     [out] = settle([_q("Deployed v2.4", v, ("m1", "Deployed v2.3"), wing="episodic")], lambda pairs: ["update"])
     assert (out.action, out.borderline) == ("new", False)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("Dinner with Sam at Nopa on Friday", "Dinner with Sam at Zuni on Friday"),
+    ("用户这周四下午三点面试字节", "用户这周四下午四点面试字节"),
+    ("The user's Stripe interview this afternoon is with Karen Liu",
+     "The user's Stripe interview this afternoon is with Mark Ross"),
+    ("我这次驾照科目一考了85分", "我这次驾照科目一考了95分"),
+])
+def test_a_judge_may_correct_an_event_in_one_detail_when_nothing_says_it_is_another_occurrence(old, new):
+    """One occurrence, one detail told wrong once, no correction word: with nothing in the pair that says "another"
+    (`occurrence.another_occurrence`), a judge's update is applied, or the wrong place stays in memory for good.
+    "这次" on both sides anchors one occasion, it does not add one."""
+    assert another_occurrence(analyse(old), analyse(new)) == ""
+    assert event_may_replace(new, old)
+
+
+@pytest.mark.parametrize("old, new, sign", [
+    ("The user deployed 1.4.0 of the gateway", "The user deployed 1.4.1 of the gateway", "another instance"),
+    ("Reviewed PR #2201 for the checkout flow", "Reviewed PR #2210 for the checkout flow", "another instance"),
+    ("The user ran the Berlin half marathon", "The user ran the Berlin half marathon again", "happen again"),
+    ("用户去了趟杭州出差", "用户也去了趟苏州出差", "'也' tells one more"),
+    ("第一次面试在周三", "第二次面试在周四", "tells one more"),
+    ("我妈上周去了杭州", "我爸上周去了杭州", "another person"),
+    ("用户去年去了日本", "用户今年去了日本", "another period"),
+    ("上周六我和老同学在簋街吃了小龙虾", "这周六我和老同学在簋街吃了小龙虾", "another period"),
+    ("Went to Jenna's housewarming party on Saturday night", "Went to Luis's retirement party on Saturday afternoon",
+     "more than one stretch"),
+])
+def test_an_event_that_shows_another_occurrence_is_never_superseded_whatever_a_judge_says(old, new, sign):
+    assert sign in another_occurrence(analyse(old), analyse(new))
+    assert not event_may_replace(new, old)
+    v = Verdict("new", "m1", "another event", True, ("m1",))
+    [out] = settle([_q(new, v, ("m1", old), wing="episodic")], lambda pairs: ["update"])
+    assert out.action == "new"
 
 
 def test_settle_keeps_the_rules_answer_when_the_judge_says_nothing_useful():

@@ -204,7 +204,7 @@ def test_the_judge_never_lets_one_event_supersede_another(store):
 
 def test_an_event_told_again_in_the_same_words_moved_and_judged_an_update_is_a_correction(store):
     """One occurrence told two ways ("from Tokyo to Seoul" / "from Seoul to Tokyo", the same Friday): the judge's
-    update stands, where between two events in other words it never does."""
+    update stands."""
     old, new = "The user flew from Tokyo to Seoul last Friday", "The user flew from Seoul to Tokyo last Friday"
     remember(store, [Candidate(old, wing="episodic")])
     with FakeLLM([{"match": {"system": JUDGE}, "json": ["update"]}]) as llm:
@@ -231,6 +231,42 @@ def test_an_event_the_candidate_says_it_corrects_or_reschedules_takes_the_judges
         judge = make_judge(OpenAIBackend(judge_config(llm.url)), {})
         [d] = remember(store, [Candidate(new, wing="episodic")], judge=judge)
     assert d.action == "update" and _texts(store, wing="episodic") == [normalise(new)]
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The user had dinner with Sam at Nopa on Friday.", "The user had dinner with Sam at Zuni on Friday."),
+    ("用户这周四下午三点去字节面试。", "用户这周四下午四点去字节面试。"),
+])
+def test_an_event_corrected_in_one_detail_without_saying_so_takes_the_judges_update(store, old, new):
+    """No correction word, nothing that says "another" (`occurrence.another_occurrence`): the judge's update is
+    applied, so the agent no longer states the place or hour the user never went at."""
+    from automem.text import normalise
+
+    remember(store, [Candidate(old, wing="episodic")])
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["update"]}]) as llm:
+        judge = make_judge(OpenAIBackend(judge_config(llm.url)), {})
+        [d] = remember(store, [Candidate(new, wing="episodic")], judge=judge)
+    assert d.action == "update" and _texts(store, wing="episodic") == [normalise(new)]
+    [old_memory] = [m for m in store.list(profile="default", wing="episodic", include_hidden=True)
+                    if m.status == "superseded"]
+    assert old_memory.superseded_by == d.id
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The user ran the Berlin half marathon in April.", "The user ran the Berlin half marathon in April again."),
+    ("My mom flew to Chengdu last week.", "My dad flew to Chengdu last week."),
+    ("用户去年国庆去了日本。", "用户今年国庆去了日本。"),
+    ("用户处理了工单#2231，关于支付失败。", "用户处理了工单#2298，关于支付失败。"),
+])
+def test_another_occurrence_stays_when_the_judge_wrongly_says_update(store, old, new):
+    """"again", another person, another year, another ticket: two occurrences, kept whatever a judge says."""
+    remember(store, [Candidate(old, wing="episodic")])
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["update"]}]) as llm:
+        judge = make_judge(OpenAIBackend(judge_config(llm.url)), {})
+        [d] = remember(store, [Candidate(new, wing="episodic")], judge=judge)
+        assert judge_requests(llm), "the pair was put to the judge"
+    assert d.action == "new"
+    assert len(store.list(profile="default", wing="episodic")) == 2
 
 
 def test_a_neighbourhood_that_moved_while_the_judge_was_asked_is_decided_again(location, config):

@@ -22,8 +22,10 @@ line that a judge or `automem compact` can merge later. The rules therefore say:
   related distance. The same words in another order or role are never a duplicate by rule ("I prefer vim over
   nano" / "I prefer nano over vim"): new, and a judge decides. Where the rules see no change of meaning in the move
   (`same_words`), recall shows only the newer of the two until a judge has decided.
-- **events** (the episodic wing) are never superseded by another event; a duplicate only when the same event is
-  restated (and not "again" / "又" / "再次").
+- **events** (the episodic wing) are never superseded by another event by rule; a duplicate only when the same
+  event is restated (and not "again" / "又" / "再次"). A judge's "update" of an event is applied only where
+  `event_may_replace` allows it: a correction word, or nothing that says two occurrences
+  (`automem.core.occurrence`).
 
 A few words that only frame the others may be set aside (`set_aside`), and only in a close pair
 (`RELAXED_DISTANCE`) whose every other word is matched: a light verb before what the other side says without it
@@ -57,6 +59,7 @@ from .analysis import (
     same_wording,
     set_aside,
 )
+from .occurrence import another_occurrence
 from .single_valued import _has_phrase, maybe_same_slot, single_valued_change, two_models_owned
 from .tokens import CORRECTION
 from .word_order import order_changed
@@ -131,7 +134,7 @@ SLOT_DISTANCE = 0.75
 #              announces ("改用", "switched to"); a value of the same class alone (trip to city A / holiday in
 #              city B, 哥哥 / 姐姐) is not enough;
 #   new        everything else, linked to the nearest neighbour so a judge or `compact --judge` can revisit it.
-# Events (episodic memories) are never superseded by another event: two events are one only when restated.
+# Events (episodic memories) are never superseded by another event by rule; a judge may, where `event_may_replace` says.
 
 def compare(candidate: str, existing: str, distance: float, th: Thresholds, event: bool = False) -> PairVerdict:
     """How `candidate` relates to one `existing` memory at cosine `distance`. `event`: both are events.
@@ -312,9 +315,8 @@ def settle(questions: Sequence[Question], judge: Judge | None) -> list[Verdict]:
 
     Per candidate: the first neighbour judged a duplicate wins (never a far one: `_allowed`), then the first judged
     an update (for an event only where `event_may_replace` says so; otherwise it becomes new), else new when every
-    answer says so. A missing or
-    unusable answer leaves the rules' verdict. Exceptions from the judge propagate: the caller logs them and keeps
-    the rules' verdicts.
+    answer says so. A missing or unusable answer leaves the rules' verdict. Exceptions from the judge propagate: the
+    caller logs them and keeps the rules' verdicts.
     """
     verdicts = [q.verdict for q in questions]
     pairs: list[tuple[str, str, str]] = []
@@ -356,15 +358,18 @@ def _allowed(q: Question, nid: str, text: str, answer: str) -> str:
 
 
 def event_may_replace(candidate: str, existing: str) -> bool:
-    """Whether a judge's "update" may let one event supersede another: only when the candidate announces the change
-    (a planned event moved or called off: "the dentist appointment was moved to Thursday", "deadline 延到了下周三"),
+    """Whether a judge's "update" may let one event supersede another: when the candidate announces the change (a
+    planned event moved or called off: "the dentist appointment was moved to Thursday", "deadline 延到了下周三"),
     says it corrects what was said ("the dinner was actually on Saturday", "之前记错了"; lexicon `change.correction`),
     or both tell one occurrence in the same words, moved ("flew from Tokyo to Seoul last Friday" / "from Seoul to
-    Tokyo last Friday"). Otherwise two events are two occurrences, whatever a judge says: a deploy of 1.4.1 does not
-    undo the deploy of 1.4.0."""
-    b = analyse(candidate)
-    return (b.strong_change or any(_has_phrase(candidate, p) for p in CORRECTION)
-            or same_wording(analyse(existing), b))
+    Tokyo last Friday"); otherwise only when nothing in the pair says they are two occurrences
+    (`occurrence.another_occurrence`: "again", "also", another ordinal, year or release, another person, another
+    period, more than one detail changed). A deploy of 1.4.1 does not undo the deploy of 1.4.0, whatever a judge
+    says; "dinner with Sam at Nopa on Friday" / "at Zuni on Friday" is one dinner, told wrong once."""
+    a, b = analyse(existing), analyse(candidate)
+    if any(_has_phrase(candidate, p) for p in CORRECTION) or same_wording(a, b):
+        return True
+    return not another_occurrence(a, b)
 
 
 def explain(candidate: str, existing: str) -> dict:

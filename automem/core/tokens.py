@@ -48,6 +48,13 @@ CHANGE_EN = tuple(_LEX["change"]["weak"]["en"])
 CHANGE_ZH = tuple(_LEX["change"]["weak"]["zh"])
 CORRECTION = tuple(_LEX["change"]["correction"]["en"] + _LEX["change"]["correction"]["zh"])
 REPEAT = tuple(_LEX["repeat"]["en"]) + tuple(_LEX["repeat"]["zh"])
+_OCCURRENCE = _LEX.get("occurrence") or {}
+OCCURRENCE_WORDS = tuple(_OCCURRENCE.get("en") or ()) + tuple(_OCCURRENCE.get("zh") or ())
+NOT_OCCURRENCE = tuple(_OCCURRENCE.get("not") or ())
+OCCURRENCE_PEOPLE: dict[str, str] = dict(_OCCURRENCE.get("people") or {})
+OCCURRENCE_NUMBERED = tuple(_OCCURRENCE.get("numbered") or ())
+OCCURRENCE_ANCHORS = tuple(_OCCURRENCE.get("anchors") or ())
+OCCURRENCE_PERIODS = frozenset(_OCCURRENCE.get("periods") or ())
 CONCEPTS: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _LEX["concepts"].items()}
 VALUE_CLASSES: dict[str, dict[str, tuple[str, ...]]] = {
     cls: {value: tuple(forms) for value, forms in members.items()} for cls, members in _LEX["value_classes"].items()}
@@ -245,6 +252,18 @@ def _cn_time_or_number(run: str, i: int, end: int) -> tuple[str, int]:
     return str(n), end
 
 
+_WEEK_BEFORE = {"上个": "LAST_WEEK", "下个": "NEXT_WEEK", "这个": "THIS_WEEK", "上": "LAST_WEEK", "下": "NEXT_WEEK",
+                "这": "THIS_WEEK", "本": "THIS_WEEK"}
+
+
+def _week_before(run: str, start: int, i: int) -> tuple[str, str] | None:
+    """The week a weekday at `i` is placed in by the characters before it ("上" in "上周六"), or None."""
+    for prefix, week in _WEEK_BEFORE.items():  # longest first
+        if i - len(prefix) >= start and run.startswith(prefix, i - len(prefix)):
+            return prefix, week
+    return None
+
+
 def _segment_cjk(run: str) -> list[Unit]:
     """Values first (so "每周五" holds 周五, not 每周 + 五), then the rest between them by `_segment_words`."""
     out: list[Unit] = []
@@ -253,7 +272,12 @@ def _segment_cjk(run: str) -> list[Unit]:
         for size in range(min(_CJK_VALUE_LONGEST, len(run) - i), 1, -1):
             unit = _CJK_VALUES.get(run[i:i + size])
             if unit is not None:
-                out.extend(_segment_words(run[start:i]))
+                week = _week_before(run, start, i) if unit.key.startswith("weekday:") else None
+                if week is not None:  # "上周六" is last week's Saturday, "这周六" this week's: two days
+                    out.extend(_segment_words(run[start:i - len(week[0])]))
+                    out.append(Unit("concept", week[1], 2))
+                else:
+                    out.extend(_segment_words(run[start:i]))
                 out.append(unit)
                 i = start = i + size
                 if unit.key.startswith("city:") and run.startswith("市", i):  # 上海市 is 上海

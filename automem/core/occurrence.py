@@ -1,0 +1,115 @@
+"""Events: one occurrence told twice, or two occurrences.
+
+A judge may say that an event replaces an earlier one: the dinner was on Saturday, not Friday; the flight lands at
+Pudong, not Hongqiao. Applied, the earlier event is superseded, so a wrong "update" loses an event that happened
+(last year's trip, the deploy of 1.4.0, mum's visit beside dad's). `another_occurrence` names what in a pair says
+the two are two occurrences; where it finds something, the write path keeps both whatever a judge says, unless the
+candidate itself says it corrects or moves what was told (`automem.core.dedup.event_may_replace`). Where it finds
+nothing, a judge's "update" is applied: "dinner with Sam at Nopa on Friday" / "dinner with Sam at Zuni on Friday"
+is one dinner told wrong once, and keeping both leaves the agent stating a place the user never went to.
+
+Plain functions, no I/O; the words are the lexicon's `occurrence` section.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from .analysis import KIN, Analysis, _repeats, _slot_sequence
+from .single_valued import _has_phrase
+from .tokens import (
+    _CJK_CHAR,
+    MOVABLE_CONCEPTS,
+    NOT_OCCURRENCE,
+    OCCURRENCE_ANCHORS,
+    OCCURRENCE_NUMBERED,
+    OCCURRENCE_PEOPLE,
+    OCCURRENCE_PERIODS,
+    OCCURRENCE_WORDS,
+)
+
+_ORDINAL_SURFACE = re.compile(r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th)"
+                              r"|第.+|v\d.*)", re.IGNORECASE)
+_VERSIONED = frozenset({"VERSION", "DEPLOY", "BUILD"})  # a dotted number beside them is a release, not an amount
+
+
+def another_occurrence(a: Analysis, b: Analysis) -> str:
+    """Why the events `a` (stored) and `b` (new) are two occurrences, or "" when nothing says so."""
+    if _repeats(a) or _repeats(b):
+        return "said to happen again"
+    wa, wb = _occurrence_words(a.text), _occurrence_words(b.text)
+    word = next((w for w in wb + wa if (w in wa) != (w in wb)), "")  # on both sides ("这次…" / "这次…"), it anchors one
+    if word:
+        return f"'{word}' tells one more"
+    ia, ib = _instances(a), _instances(b)
+    if ia and ib and ia != ib:
+        return f"another instance ({'/'.join(sorted(ia))} -> {'/'.join(sorted(ib))})"
+    pa, pb = _people(a), _people(b)
+    if pa - pb and pb - pa:  # each names someone the other does not ("Mia's recital" names no kin: the same girl)
+        return f"another person ({'/'.join(sorted(pa)) or '-'} -> {'/'.join(sorted(pb)) or '-'})"
+    ta, tb = a.concepts & OCCURRENCE_PERIODS, b.concepts & OCCURRENCE_PERIODS
+    if ta and tb and ta != tb:
+        return f"another period ({'/'.join(sorted(ta))} -> {'/'.join(sorted(tb))})"
+    if a.lang == b.lang and _stretches(a, b) >= 2:
+        return "more than one stretch differs"
+    if not _anchors(a) & _anchors(b):
+        return "nothing ties them to one occasion (no day, date, number or 'this time' in common)"
+    return ""
+
+
+_NOT_AN_OCCASION = frozenset({"HOUR", "MINUTE", "EVERY"})  # "lasted 45 minutes" places nothing
+
+
+# A date or a time of day: "7月12日", "12号", "3点", "9:30", "the 22nd", "4pm" (not "S3", "80%", "Spring Boot 3").
+_WHEN = re.compile(r"(\d{1,4})\s*(?:月|日|号|点)|(\d{1,2}:\d\d)|\b(\d{1,2})(?:st|nd|rd|th)\b|\b(\d{1,2})\s*(?:am|pm)\b"
+                   r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})\b", re.IGNORECASE)
+
+
+def _anchors(x: Analysis) -> set[str]:
+    """What places the event on an occasion: a weekday, a date or time, a period, "tonight", "这次"."""
+    found = {u.key for u in x.units if u.key.startswith("weekday:")
+             or (u.kind == "concept" and u.key in MOVABLE_CONCEPTS and u.key not in _NOT_AN_OCCASION)}
+    found |= {f"when:{next(g for g in m.groups() if g)}" for m in _WHEN.finditer(x.text)}
+    return found | {w.lower() for w in OCCURRENCE_ANCHORS if _has_phrase(x.text, w)}
+
+
+def _stretches(a: Analysis, b: Analysis) -> int:
+    """How many stretches of `a` `b` tells otherwise, in order: a correction mends one detail, another occurrence
+    often differs in several (another item, on another day, from another shop)."""
+    ops = difflib.SequenceMatcher(None, _slot_sequence(a), _slot_sequence(b), autojunk=False).get_opcodes()
+    return sum(1 for op in ops if op[0] != "equal")
+
+
+def _occurrence_words(text: str) -> list[str]:
+    masked = text
+    for phrase in NOT_OCCURRENCE:
+        masked = masked.replace(phrase, " ")
+    return [w for w in OCCURRENCE_WORDS if _has_phrase(masked, w)]
+
+
+def _instances(x: Analysis) -> set[str]:
+    """Numbers that say which occurrence or thing: an ordinal ("second", "第三次", "v3"), a release (1.4.1; 2.4
+    beside "deploy" or "version"), a year, a ticket or room number (`Analysis.identifiers`)."""
+    versioned = bool(x.concepts & _VERSIONED)
+    found = set()
+    for u in x.units:
+        if u.kind != "value" or not u.key.startswith("num:"):
+            continue
+        n = u.key[4:]
+        if (u.surface and _ORDINAL_SURFACE.fullmatch(u.surface)) or n.count(".") >= 2 or (versioned and "." in n):
+            found.add(n)
+    for word in OCCURRENCE_NUMBERED:
+        pattern = rf"{word}\s*(\d+)" if _CJK_CHAR.search(word) else rf"\b{word}\s+(\d+)\b"
+        found.update(m.group(1) for m in re.finditer(pattern, x.text, re.IGNORECASE))
+    return found | x.identifiers
+
+
+def _people(x: Analysis) -> set[str]:
+    found = x.concepts & KIN
+    text = x.text
+    for form in sorted(OCCURRENCE_PEOPLE, key=len, reverse=True):  # 外甥女 before 外甥, 外婆 before 婆
+        if _has_phrase(text, form):
+            found.add(OCCURRENCE_PEOPLE[form])
+            text = re.sub(re.escape(form), " ", text, flags=re.IGNORECASE)
+    return found
