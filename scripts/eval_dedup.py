@@ -51,7 +51,17 @@ import argparse
 import sys
 
 from scripts.harness import header, print_json
-from tests.support.dedup_eval import ANSWER, HELD_OUT, MODES, PARTS, by_group, figures, load_pairs, run_part
+from tests.support.dedup_eval import (
+    ANSWER,
+    HELD_OUT,
+    MODES,
+    PARTS,
+    by_group,
+    event_exposure,
+    figures,
+    load_pairs,
+    run_part,
+)
 
 TARGETS = {"facts_lost": 0.01, "restatements_intercepted": 0.85}
 
@@ -95,8 +105,10 @@ def main(argv=None) -> int:
             ap.error(f"unknown mode {m!r} ({', '.join(MODES)})")
 
     results: dict = {}
+    exposure: dict = {}
     for part in parts:
         pairs = load_pairs(part)
+        exposure[part] = event_exposure(pairs)
         for mode in modes:
             res = run_part(part, pairs, mode)
             res["figures"] = figures(res["rows"])
@@ -108,10 +120,15 @@ def main(argv=None) -> int:
 
     if args.json:
         out = {f"{part}/{mode}": {k: v for k, v in res.items() if k != "rows"} for (part, mode), res in results.items()}
+        out["event_exposure"] = exposure
         print_json(out, ensure_ascii=False)
     else:
         print(header("eval_dedup"))
         print_table(results)
+        for part, e in exposure.items():
+            if e["both_true"] or e["replaces"]:
+                print(f"{part}: events a wrong judge's 'update' could lose {e['both_true_exposed']}/{e['both_true']} "
+                      f"both-true; corrections a correct one cannot apply {e['replaces_refused']}/{e['replaces']}")
         for (part, mode), res in results.items():
             if res["figures"]["existing_not_new"]:
                 print(f"{part}/{mode}: existing memory not stored as new: {res['figures']['existing_not_new']}")

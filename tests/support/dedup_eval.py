@@ -198,3 +198,19 @@ def by_group(rows: list[dict], key: str) -> dict:
     for r in rows:
         groups.setdefault(r.get(key, "?"), []).append(r)
     return {g: figures(rs) for g, rs in sorted(groups.items())}
+
+
+def event_exposure(pairs: list[dict]) -> dict:
+    """What a judge's "update" of an event could do in this part (`dedup.event_may_replace`): how many both-true
+    event pairs a wrong "update" would lose (nothing in the pair says two occurrences), and how many event
+    corrections a correct "update" cannot apply (a sign of another occurrence, no correction word)."""
+    from automem.core.dedup import event_may_replace
+
+    events = [p for p in pairs if p.get("wing") == "episodic"]
+    both = [p for p in events if p["label"] == "both_true"]
+    replaces = [p for p in events if p["label"] == "replaces"]
+    return {"both_true_exposed": sum(event_may_replace(p["candidate"], p["existing"]) for p in both),
+            "both_true": len(both),
+            "replaces_refused": sum(not event_may_replace(p["candidate"], p["existing"]) for p in replaces),
+            "replaces": len(replaces)}
+
