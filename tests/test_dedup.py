@@ -531,7 +531,13 @@ def test_a_slot_of_another_time_or_another_person_is_no_update(one, other):
                                          "The user runs a dev server on port 8080"),
                                         ("The user rents storage locker 118", "The user rents storage locker 124"),
                                         ("The user has season tickets for seat 14A",
-                                         "The user has season tickets for seat 14B")])
+                                         "The user has season tickets for seat 14B"),
+                                        # a name that ends in its number inside the text, a course code, an episode
+                                        ("测试环境test-01用的是MySQL 5.7", "测试环境test-02用的是MySQL 8.0"),
+                                        ("The user is taking CS 101 this semester",
+                                         "The user is taking CS 201 this semester"),
+                                        ("The user has watched episode 4 of Severance twice",
+                                         "The user has watched episode 7 of Severance twice")])
 def test_two_things_named_alike_each_keep_their_value(one, other):
     """A number that says which project, server or host it is is never a new value of one slot."""
     for a, b in ((one, other), (other, one)):

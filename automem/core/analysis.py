@@ -96,11 +96,14 @@ class Analysis:
             before = units[i - 1].key.lower() if i else ""
             after = units[i + 1].key if i + 1 < len(units) else ""
             year = _YEAR.fullmatch(u.key[4:]) and (after == "年" or before in _YEAR_BEFORE or after.startswith("name:"))
-            if before in NUMBERING_BEFORE or after in NUMBERING_AFTER or year or _numbers_a_thing(units, i):
+            numbering = before in NUMBERING_BEFORE or before in _NUMBERING_STEMS or after in NUMBERING_AFTER
+            if numbering or year or _numbers_a_thing(units, i):
                 found.add(u.key[4:])
         named = _NAMED_FIRST.match(self.text)
         if named:  # "api-v1 runs on port 8080", "test-01 uses 16GB": the subject's name ends in its number
             found.add(named.group(1).lstrip("0") or "0")
+        for m in _CODE.finditer(self.text):  # "测试环境test-01", "CS 101": a name that ends in its number
+            found.add((m.group(1) or m.group(2)).lstrip("0") or "0")
         s = _subject_index(self)
         if s is not None and not _owned(self, s) and units[s].kind == "concept":
             s = None  # a text's first word may be a verb ("超过500元…", "Publish two posts a week"): no subject
@@ -481,6 +484,10 @@ _HOLDERS = frozenset({"用户", "我", "他", "她", "我们", "你", "user", "i
 
 # A text that opens with a hyphenated name ending in a number ("api-v1", "test-01", "dev-2"): that number says which.
 _NAMED_FIRST = re.compile(r"\s*(?:the\s+)?[A-Za-z][A-Za-z0-9_.]*-v?(\d+)\b", re.I)
+# A name that ends in its number anywhere in a text: a lower-case hyphenated one ("test-01", "node-3"; not "GPT-4",
+# a model of record) or a course or flight code in capitals and three digits or more ("CS 101", "CA 981").
+_CODE = re.compile(r"(?<![A-Za-z0-9])[a-z][a-z0-9_]*-v?(\d+)(?![\d.])|(?<![A-Za-z])[A-Z]{2,5} ?(\d{3,5})(?![\d.])")
+_NUMBERING_STEMS = frozenset(_content_stem(w) for w in NUMBERING_BEFORE)
 
 
 def _numbers_a_thing(units: Sequence[Unit], i: int) -> bool:
