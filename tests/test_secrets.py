@@ -146,6 +146,16 @@ def test_personal_data_is_refused_with_its_kind_never_its_value(entry):
     assert not any(s in reason or normalise(s) in reason for s in entry["secret"])
 
 
+@pytest.mark.parametrize("text, stored", [("我爱喝茶", True), ("用vim", True), ("喝茶", False), ("hi", False),
+                                          ("I use", True)])
+def test_a_short_chinese_fact_is_stored_where_as_many_latin_letters_would_be_too_short(text, stored):
+    """Four Chinese characters ("I love tea") say as much as a short English sentence: each counts two toward the
+    five-character minimum."""
+    norm, reason = validate(text)
+    assert (norm is not None) == stored, reason
+    assert stored or reason == f"too short ({len(text)} characters)"
+
+
 def test_a_refused_secret_names_what_it_is():
     assert validate("wifi pw is sunnyday42") == (None, "looks like a secret (password)")
     assert validate("my wallet seed: option habit erupt present buffalo inject divide utility chuckle language "

@@ -3,13 +3,20 @@
 
 from __future__ import annotations
 
+import re
+
 from .fence import neutralise_fences
 from .normal_form import normalise
 from .redact import find_secret
 from .secret_patterns import PERSONAL_DATA_KINDS
 
-MIN_CHARS = 5
+MIN_CHARS = 5  # a Chinese, Japanese or Korean character counts two: "我爱喝茶" (I love tea) is a whole fact
 MAX_CHARS = 200
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def _width(text: str) -> int:
+    return len(text) + len(_CJK.findall(text))
 
 
 def validate(text: object) -> tuple[str | None, str | None]:
@@ -17,8 +24,8 @@ def validate(text: object) -> tuple[str | None, str | None]:
     if not isinstance(text, str):
         return None, f"not a string ({type(text).__name__})"
     norm = normalise(text)
-    if len(norm) < MIN_CHARS:
-        return None, f"too short ({len(norm)} < {MIN_CHARS} characters)"
+    if _width(norm) < MIN_CHARS:
+        return None, f"too short ({len(norm)} characters)"
     if len(norm) > MAX_CHARS:
         return None, f"too long ({len(norm)} > {MAX_CHARS} characters)"
     if "[REDACTED" in norm:
