@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from .memory import OWNER, SAME_WORDS_AS, Memory
+from .memory import OWNER, RELATED_TO, SAME_WORDS_AS, Memory
 from .provenance import Evidence
 from .visibility import is_visible
 
@@ -28,12 +28,10 @@ EVENT_ROOMS = frozenset({"kanban"})
 EXPLICIT_ROOMS = frozenset({"cli", "import"})
 # Memories of this wing are events: never superseded by another event (see automem.core.dedup).
 EVENT_WING = "episodic"
-# A "new" memory close to another that nobody (no judge) compared it with carries that one's id here, so
-# `automem compact --judge` can put the pair to a judge later.
-RELATED_TO = "related_to"
-# ...and when the two say the same words moved (automem.core.dedup: `same_words`), that id is in SAME_WORDS_AS too
-# (automem.core.memory): recall shows only the newer of the two until a judge decides.
-# ...and one the judge compared with its neighbours and kept as new carries their ids here, so a later replay of the
+# A "new" memory close to another that nobody (no judge) compared it with carries that one's id in RELATED_TO, and
+# when the two say the same words moved (automem.core.dedup: `same_words`) in SAME_WORDS_AS too (both defined in
+# automem.core.memory): recall shows only the newer of the two until a judge decides.
+# A memory the judge compared with its neighbours and kept as new carries their ids here, so a later replay of the
 # rules (`automem compact`) never merges what the judge kept apart.
 JUDGED_NEW = "judged_new"
 

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator
 
 from ..paths import Location, ensure_private_dir, make_private, sqlite_ro_uri
 from .index_words import segment
-from .memory import SAME_WORDS_AS
+from .memory import RELATED_TO, SAME_WORDS_AS
 
 INDEX_VERSION = "8"  # 2: task_id; 3: about_user; 4: audience; 5: others; 6: changed_at, replaces, known;
 # 7: related_to; 8: same_words_as
@@ -186,7 +186,7 @@ def _row_of(memory: Any, known: dict[str, tuple[str, int]] | None = None) -> tup
             int(getattr(memory, "pinned", 0) or 0), int(getattr(memory, "restated", 0) or 0),
             getattr(memory, "task_id", "") or "", about, getattr(memory, "audience", "") or "",
             int(getattr(memory, "changed_at", 0) or 0), getattr(memory, "replaces", "") or "",
-            str((getattr(memory, "extra", None) or {}).get("related_to") or ""),
+            str((getattr(memory, "extra", None) or {}).get(RELATED_TO) or ""),
             str((getattr(memory, "extra", None) or {}).get(SAME_WORDS_AS) or ""))
 
 

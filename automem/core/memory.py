@@ -23,9 +23,12 @@ HELD = "held"
 HELD_FEATURES = "held_features"
 HELD_IN_USER_WORDS = "held_in_user_words"
 HELD_KEYS = (HELD_FEATURES, HELD_IN_USER_WORDS)
-# A memory kept apart from an older one that says the same words moved names it here, beside `related_to`
-# (automem.core.candidate): recall shows only the newer of the two until a judge decides. Here, not in candidate.py,
-# because recall reads it on Hermes' start path, which must not import the write path's modules.
+# A "new" memory close to another that nobody (no judge) compared it with carries that one's id here, so the next
+# judge (automem.core.waiting) or `automem compact --judge` can put the pair to it later.
+RELATED_TO = "related_to"
+# A memory kept apart from an older one that says the same words moved names it here, beside `related_to`: recall
+# shows only the newer of the two until a judge decides. Both here, not in candidate.py, because the recall index
+# and recall read them on Hermes' start path, which must not import the write path's modules.
 SAME_WORDS_AS = "same_words_as"
 
 # Every metadata key a stored memory carries. Chroma cannot store None, so absent values are "" (or 0).
