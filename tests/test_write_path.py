@@ -155,18 +155,31 @@ def test_the_judge_gets_every_unsure_pair_in_one_call_and_nothing_sure(store):
     assert not stored["用户每周去两次健身房"].extra.get(RELATED_TO) and out[3].matched_id is None  # nothing ties them
 
 
-def test_a_single_valued_fact_changed_in_far_words_reaches_the_judge_and_offline_stays_unlinked(store):
+def test_a_single_valued_fact_changed_in_far_words_reaches_the_judge_now_or_the_next_one(store):
     """"banks with Chase" / "moved every account over to Capital One" share no word and sit 0.67 apart, beyond the
     related distance (0.62), where unrelated memories begin: no rule ties them. A judge is asked in the call it makes
-    anyway; without one both stay, unlinked (nothing waits for a judge: they may well be unrelated)."""
+    anyway; without one both stay, unlinked (they may well be unrelated), and the pair waits for the next judge
+    (`maybe_updates`), which is asked whether it is a new value and nothing else."""
+    from automem.core.memory import MAYBE_UPDATES
+    from automem.core.write_path import settle_waiting, waiting_pairs
     from automem.text import normalise
 
     old = "The user banks with Chase."
     new = "The user moved every account over to Capital One and keeps no money elsewhere."
-    remember(store, [Candidate(old, profile="offline"), Candidate(old, profile="judged")])
-    [offline] = remember(store, [Candidate(new, profile="offline")])
-    assert offline.action == "new" and offline.matched_id is None
-    assert not {m.text: m for m in store.list(profile="offline")}[normalise(new)].extra.get(RELATED_TO)
+    remember(store, [Candidate(old, profile=p) for p in ("offline", "judged", "wrong")])
+    for profile in ("offline", "wrong"):
+        [offline] = remember(store, [Candidate(new, profile=profile)])
+        assert offline.action == "new" and offline.matched_id is None
+        stored = {m.text: m for m in store.list(profile=profile)}
+        assert not stored[normalise(new)].extra.get(RELATED_TO)  # no link: recall and an update's cluster ignore it
+        assert stored[normalise(new)].extra[MAYBE_UPDATES] == stored[normalise(old)].id
+        assert [(n.text, o.text) for n, o in waiting_pairs(store, profile)] == [(normalise(new), normalise(old))]
+    # the next judge settles it: "update" supersedes Chase; a "duplicate" for a far pair drops nothing
+    assert [s["answer"] for s in settle_waiting(store, lambda pairs: ["update"] * len(pairs), "offline")] == ["update"]
+    assert [m.text for m in store.list(profile="offline")] == [normalise(new)]
+    assert [s["answer"] for s in settle_waiting(store, lambda pairs: ["duplicate"] * len(pairs), "wrong")] == ["new"]
+    assert len(store.list(profile="wrong")) == 2 and waiting_pairs(store, "wrong") == []
+    assert not {m.text: m for m in store.list(profile="wrong")}[normalise(new)].extra.get(MAYBE_UPDATES)
     with FakeLLM([{"match": {"system": JUDGE}, "json": ["update"]}]) as llm:
         judge = make_judge(OpenAIBackend(judge_config(llm.url)), {})
         [judged] = remember(store, [Candidate(new, profile="judged")], judge=judge)
@@ -174,7 +187,6 @@ def test_a_single_valued_fact_changed_in_far_words_reaches_the_judge_and_offline
     assert [(p["new"], p["old"]) for p in call] == [(normalise(new), normalise(old))]
     assert judged.action == "update" and judged.reason.startswith("judge: update")
     assert [m.text for m in store.list(profile="judged")] == [normalise(new)]
-    assert len(store.list(profile="offline")) == 2
 
 
 @pytest.mark.parametrize("answer", [{"status": 500}, {"text": "I think the first is a duplicate"},
@@ -414,6 +426,35 @@ def test_compact_judge_revisits_the_pairs_stored_as_related(capsys, root):
     assert sorted(active) == ["The user is allergic to bee stings", "The user is allergic to wasp stings",
                               "The user lives in Vancouver"]
     assert not active["The user is allergic to wasp stings"].extra.get(RELATED_TO)
+
+
+def test_compact_judge_asks_a_far_pair_only_whether_it_is_a_new_value(capsys, root):
+    """A pair stored far apart without a judge (`maybe_updates`): compact --judge applies an "update", and a
+    "duplicate" drops nothing (only a new value was asked about)."""
+    from automem.core.memory import MAYBE_UPDATES
+
+    old = "The user banks with Chase."
+    new = "The user moved every account over to Capital One and keeps no money elsewhere."
+    store = Store(Location(root, "default"), Config())
+    try:
+        remember(store, [Candidate(old, profile=p) for p in ("a", "b")])
+        remember(store, [Candidate(new, profile=p) for p in ("a", "b")])
+    finally:
+        store.close()
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["update", "duplicate"]}]) as llm:
+        (root / "config.yaml").write_text(f"automem:\n  extract_backend: openai\n  extract_base_url: {llm.url}\n"
+                                          f"  extract_api_key: judge-key\n", encoding="utf-8")
+        assert main(["compact", "--judge", "--json", "--hermes-home", str(root)]) == 0
+        capsys.readouterr()
+        [pairs] = judge_requests(llm)
+        assert [p["old"] for p in pairs] == [old, old]
+    store = Store(Location(root, "default"), Config())
+    try:
+        a, b = ({m.text: m for m in store.list(profile=p)} for p in ("a", "b"))
+    finally:
+        store.close()
+    assert list(a) == [new]
+    assert sorted(b) == sorted([old, new]) and not b[new].extra.get(MAYBE_UPDATES)
 
 
 def test_compact_never_merges_what_the_judge_kept_apart(store):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from .memory import OWNER, RELATED_TO, SAME_WORDS_AS, Memory
+from .memory import MAYBE_UPDATES, OWNER, RELATED_TO, SAME_WORDS_AS, Memory
 from .provenance import Evidence
 from .visibility import is_visible
 
@@ -39,6 +39,8 @@ JUDGED_NEW = "judged_new"
 def unlink(newer: Memory) -> None:
     """The pair `newer` waited in is settled: it waits for no judge now, and recall shows it beside the older one."""
     newer.extra[RELATED_TO] = ""
+    if newer.extra.get(MAYBE_UPDATES):
+        newer.extra[MAYBE_UPDATES] = ""
     newer.extra.pop(SAME_WORDS_AS, None)
 
 

@@ -14,10 +14,10 @@ from ..text import redact_secrets, scrub_surrogates, validate
 from . import history
 from .candidate import JUDGED_NEW, RELATED_TO, SAME_WORDS_AS, Decision
 from .instructions import injection_reason, screen
-from .memory import EVIDENCE_KEYS, HELD, Memory, held_id, memory_id
+from .memory import EVIDENCE_KEYS, HELD, MAYBE_UPDATES, Memory, held_id, memory_id
 
 # Keys of the old memory's metadata an edit does not carry over (the rules' links are about the old wording).
-_NOT_CARRIED = frozenset({RELATED_TO, SAME_WORDS_AS, JUDGED_NEW})
+_NOT_CARRIED = frozenset({RELATED_TO, SAME_WORDS_AS, JUDGED_NEW, MAYBE_UPDATES})
 
 
 def edit(store, memory_id: str, text: str, *, profile: str | None = None, scopes: Sequence[str] | None = None,

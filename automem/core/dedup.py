@@ -292,7 +292,8 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
     if far:
         # A single-valued fact changed in words no rule ties to the old ones ("The user banks with Chase" / "moved
         # every account over to Capital One", 0.67 apart; unrelated memories start about 0.65): a judge, when there
-        # is one, compares them in the call it makes anyway. Without one they stay unlinked: nothing says they meet.
+        # is one, compares them in the call it makes anyway. Without one they stay unlinked (nothing says they meet),
+        # and the write path notes the nearest for the next judge (`maybe_updates`, automem.core.memory).
         # Only stored memories: what one extraction says at once, its writer has reconciled already.
         return Verdict("new", None, f"no stored memory is about this (the nearest {far[0].distance:.2f} away is put "
                        "to a judge, if any)", True, far_ids, far=far_ids)

@@ -15,14 +15,14 @@ from typing import Any, Iterable, Iterator
 
 from ..paths import Location, ensure_private_dir, make_private, sqlite_ro_uri
 from .index_words import segment
-from .memory import RELATED_TO, SAME_WORDS_AS
+from .memory import MAYBE_UPDATES, RELATED_TO, SAME_WORDS_AS
 
-INDEX_VERSION = "8"  # 2: task_id; 3: about_user; 4: audience; 5: others; 6: changed_at, replaces, known;
-# 7: related_to; 8: same_words_as
+INDEX_VERSION = "9"  # 2: task_id; 3: about_user; 4: audience; 5: others; 6: changed_at, replaces, known;
+# 7: related_to; 8: same_words_as; 9: maybe_updates
 INDEX_NAME = "recall.sqlite3"
 COLUMNS = ("id", "text", "wing", "profile", "scope", "room", "status", "created_at", "updated_at", "pinned",
            "restated", "task_id", "about_user", "audience", "changed_at", "replaces", "related_to",
-           "same_words_as")
+           "same_words_as", "maybe_updates")
 _INT_COLUMNS = frozenset({"created_at", "updated_at", "pinned", "restated", "recalled", "about_user", "changed_at"})
 STATES = ("active", "superseded", "forgotten", "raced")  # `known.state`; raced: a race's loser, not shown
 
@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS memories(
     updated_at INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, restated INTEGER NOT NULL DEFAULT 0,
     task_id TEXT NOT NULL DEFAULT '', about_user INTEGER NOT NULL DEFAULT 0, audience TEXT NOT NULL DEFAULT '',
     changed_at INTEGER NOT NULL DEFAULT 0, replaces TEXT NOT NULL DEFAULT '', related_to TEXT NOT NULL DEFAULT '',
-    same_words_as TEXT NOT NULL DEFAULT '');
+    same_words_as TEXT NOT NULL DEFAULT '', maybe_updates TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS memories_by_replaces ON memories(replaces) WHERE replaces != '';
 CREATE TABLE IF NOT EXISTS known(id TEXT PRIMARY KEY, state TEXT NOT NULL, changed_at INTEGER NOT NULL DEFAULT 0,
     written_at REAL NOT NULL DEFAULT 0);
@@ -52,6 +52,7 @@ CREATE INDEX IF NOT EXISTS memories_by_pinned ON memories(pinned, updated_at);
 CREATE INDEX IF NOT EXISTS memories_by_about_user ON memories(about_user, updated_at);
 CREATE INDEX IF NOT EXISTS memories_by_related ON memories(related_to) WHERE related_to != '';
 CREATE INDEX IF NOT EXISTS memories_by_same_words ON memories(same_words_as) WHERE same_words_as != '';
+CREATE INDEX IF NOT EXISTS memories_by_maybe ON memories(maybe_updates) WHERE maybe_updates != '';
 CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(body, tokenize='porter unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS recalls(id TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS recalls_by_n ON recalls(n);
@@ -187,7 +188,8 @@ def _row_of(memory: Any, known: dict[str, tuple[str, int]] | None = None) -> tup
             getattr(memory, "task_id", "") or "", about, getattr(memory, "audience", "") or "",
             int(getattr(memory, "changed_at", 0) or 0), getattr(memory, "replaces", "") or "",
             str((getattr(memory, "extra", None) or {}).get(RELATED_TO) or ""),
-            str((getattr(memory, "extra", None) or {}).get(SAME_WORDS_AS) or ""))
+            str((getattr(memory, "extra", None) or {}).get(SAME_WORDS_AS) or ""),
+            str((getattr(memory, "extra", None) or {}).get(MAYBE_UPDATES) or ""))
 
 
 def _count(conn: sqlite3.Connection, key: tuple[str, str, str], delta: int) -> None:

@@ -342,25 +342,32 @@ def counts(location: Location) -> dict:
     return out
 
 
-_WAITING = ("SELECT a.id, b.id, a.profile, b.profile, a.wing, a.scope FROM memories a JOIN memories b "
-            "ON b.id = a.related_to WHERE a.related_to != '' AND b.wing = a.wing AND b.scope = a.scope")
+# The newer memory names the older in `related_to` (kept apart, close) or `maybe_updates` (far: asked for an update);
+# one SELECT per column, so each uses its partial index.
+_WAITING = ("SELECT a.rowid, a.id, b.id, a.profile, b.profile, a.wing, a.scope FROM memories a JOIN memories b "
+            "ON b.id = a.{col} WHERE a.{col} != '' AND b.wing = a.wing AND b.scope = a.scope")
+_LINKS = ("related_to", "maybe_updates")
 
 
 def waiting(location: Location, scope: str | None = None, limit: int | None = None) -> list[tuple[str, ...]]:
     """Active pairs the write path kept apart for lack of a judge, oldest first: (newer id, older id, newer's
-    profile, older's profile, wing, scope) where the newer memory's `related_to` names the older and both are
-    active in one wing and scope. Which of them a writer may settle is the write path's business (visibility)."""
+    profile, older's profile, wing, scope) where the newer memory's `related_to` or `maybe_updates` names the older
+    and both are active in one wing and scope. Which of them a writer may settle is the write path's business
+    (visibility)."""
     with reading(location) as conn:
         if conn is not None:
-            sql, params = _WAITING, []
-            if scope is not None:
-                sql += " AND a.scope = ?"
-                params.append(scope)
-            sql += " ORDER BY a.rowid"
+            parts, params = [], []
+            for col in _LINKS:
+                sql = _WAITING.format(col=col)
+                if scope is not None:
+                    sql += " AND a.scope = ?"
+                    params.append(scope)
+                parts.append(sql)
+            sql = " UNION ALL ".join(parts) + " ORDER BY 1"
             if limit is not None:
                 sql += " LIMIT ?"
                 params.append(int(limit))
-            return [tuple(r) for r in conn.execute(sql, params)]
+            return [tuple(r[1:]) for r in conn.execute(sql, params)]
     return []
 
 
@@ -368,9 +375,13 @@ def count_waiting(location: Location) -> dict[str, int]:
     """{profile: pairs waiting for a judge} (the newer memory's profile), from the index."""
     with reading(location) as conn:
         if conn is not None:
-            return {p: n for p, n in conn.execute(
-                "SELECT a.profile, COUNT(*) FROM memories a JOIN memories b ON b.id = a.related_to "
-                "WHERE a.related_to != '' AND b.wing = a.wing AND b.scope = a.scope GROUP BY a.profile")}
+            out: dict[str, int] = {}
+            for col in _LINKS:
+                for p, n in conn.execute(
+                        f"SELECT a.profile, COUNT(*) FROM memories a JOIN memories b ON b.id = a.{col} "
+                        f"WHERE a.{col} != '' AND b.wing = a.wing AND b.scope = a.scope GROUP BY a.profile"):
+                    out[p] = out.get(p, 0) + n
+            return out
     return {}
 
 

@@ -26,6 +26,10 @@ HELD_KEYS = (HELD_FEATURES, HELD_IN_USER_WORDS)
 # A "new" memory close to another that nobody (no judge) compared it with carries that one's id here, so the next
 # judge (automem.core.waiting) or `automem compact --judge` can put the pair to it later.
 RELATED_TO = "related_to"
+# A memory stored without a judge whose only stored neighbours were far off (beyond the related distance, no slot in
+# sight; automem.core.dedup: `Verdict.far`) names the nearest here: the next judge is asked whether it is a new value
+# of that one (only "update" counts). Not a link: an update's cluster and recall never follow it.
+MAYBE_UPDATES = "maybe_updates"
 # A memory kept apart from an older one that says the same words moved names it here, beside `related_to`: recall
 # shows only the newer of the two until a judge decides. Both here, not in candidate.py, because the recall index
 # and recall read them on Hermes' start path, which must not import the write path's modules.

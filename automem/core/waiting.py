@@ -1,7 +1,7 @@
 """Pairs an earlier write kept apart for lack of a judge: the newer memory names the older in its `related_to`
-(automem.core.candidate.RELATED_TO). Which of them a writer may settle (`waiting_pairs`, `find_waiting`), and
-how many wait in the whole store (`waiting_for_judge`, `automem stats`). The write path puts them to the judge
-(automem.core.write_path: `remember`, `settle_waiting`).
+(close: any answer applies) or its `maybe_updates` (far: only an update does; automem.core.memory). Which of them a
+writer may settle (`waiting_pairs`, `find_waiting`), and how many wait in the whole store (`waiting_for_judge`,
+`automem stats`). The write path puts them to the judge (automem.core.write_path: `remember`, `settle_waiting`).
 """
 
 from __future__ import annotations
@@ -11,16 +11,18 @@ from typing import Sequence
 
 from .candidate import RELATED_TO, writable
 from .dedup import Verdict
-from .memory import OWNER, Memory
+from .memory import MAYBE_UPDATES, OWNER, Memory
 
 
 @dataclass
 class Waiting:
-    """A pair an earlier write kept apart for lack of a judge: `newer` names `older` in its `related_to`."""
+    """A pair an earlier write kept apart for lack of a judge: `newer` names `older` in its `related_to`, or, `far`,
+    in its `maybe_updates`."""
 
     newer: Memory
     older: Memory
     verdict: Verdict | None = None  # the judge's answer, once asked
+    far: bool = False  # no word or slot in common: asked whether `newer` updates `older`, nothing else applies
 
 
 def waiting_pairs(store, profile: str, scopes: Sequence[str] = (OWNER,),
@@ -55,12 +57,12 @@ def find_waiting(store, writers: Sequence[tuple[str, str]], limit: int | None) -
         newer, older = found.get(newer_id), found.get(older_id)
         if newer is None or older is None or newer_id in taken or older_id in taken:
             continue
-        if str(newer.extra.get(RELATED_TO) or "") != older_id:
+        if older_id not in (str(newer.extra.get(RELATED_TO) or ""), str(newer.extra.get(MAYBE_UPDATES) or "")):
             continue  # the index is behind the store
         if not any(writable(newer, p, s, newer.wing, store.config) and writable(older, p, s, newer.wing, store.config)
                    for p, s in writers):
             continue  # another profile's or person's pair: never judged for this writer
-        out.append(Waiting(newer, older))
+        out.append(Waiting(newer, older, far=str(newer.extra.get(RELATED_TO) or "") != older_id))
         taken.update((newer_id, older_id))
         if limit is not None and len(out) >= limit:
             break

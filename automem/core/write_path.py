@@ -59,7 +59,7 @@ from .correction import edit, memory_id_of
 from .dedup import Neighbour, Question, Thresholds, Verdict, decide, settle
 from .erase import forgotten_since
 from .instructions import Screening, screen
-from .memory import HELD, HELD_FEATURES, HELD_IN_USER_WORDS, OWNER, WINGS, Memory, held_id, memory_id
+from .memory import HELD, HELD_FEATURES, HELD_IN_USER_WORDS, MAYBE_UPDATES, OWNER, WINGS, Memory, held_id, memory_id
 from .old_copies import old_copies
 from .provenance import Evidence
 from .single_valued import changes_a_value
@@ -319,7 +319,9 @@ def _settle(store, plans: list[_Planned], judge: Judge, waiting: Sequence[Waitin
         questions.append(Question(p.text, p.verdict, tuple((i, texts[i]) for i in p.verdict.ask[:limit] if i in texts),
                                   p.candidate.wing))
     for w in waiting:
-        kept = Verdict("new", w.older.id, "kept apart for lack of a judge", True, (w.older.id,))
+        kept = (Verdict("new", None, "stored far from it without a judge (maybe a new value)", True, (w.older.id,),
+                        far=(w.older.id,)) if w.far
+                else Verdict("new", w.older.id, "kept apart for lack of a judge", True, (w.older.id,)))
         questions.append(Question(w.newer.text, kept, ((w.older.id, w.older.text),), w.newer.wing))
     started = time.monotonic()
     try:
@@ -448,6 +450,8 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
             mem.extra[RELATED_TO] = verdict.matched_id  # close, and nobody compared them: the next judge will
             if verdict.same_words:
                 mem.extra[SAME_WORDS_AS] = verdict.matched_id
+        elif verdict.action == "new" and verdict.far and verdict.borderline and not plan.judged:
+            mem.extra[MAYBE_UPDATES] = verdict.far[0]  # far, maybe a new value of it: the next judge is asked
         elif verdict.action == "new" and plan.judged and plan.asked:
             mem.extra[JUDGED_NEW] = ",".join(plan.asked)
         changed.pop(mem.id, None)
@@ -482,8 +486,9 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
 
     for w in settled:  # pairs kept apart earlier, answered by the judge in this write's call
         newer, older, verdict = current(w.newer.id), current(w.older.id), w.verdict
+        link = MAYBE_UPDATES if w.far else RELATED_TO
         if (newer is None or older is None or verdict is None or newer.status != "active" or older.status != "active"
-                or str(newer.extra.get(RELATED_TO) or "") != older.id):
+                or str(newer.extra.get(link) or "") != older.id):
             continue  # this batch (or another writer) changed them meanwhile: they are no longer that pair
         unlink(newer)
         dirty.add(newer.id)

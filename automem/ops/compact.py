@@ -24,9 +24,10 @@ embedded store it runs under the write lock; on a server it is safe next to live
 meanwhile stays forgotten, see `Store.update_metadata`).
 
 With a judge (`automem compact --judge`), the pairs the write path stored as "new" without anyone comparing them
-(a memory's `related_to` names its close neighbour) go to the judge too, in batched calls made before the lock is
-taken: duplicate -> the newer is superseded by the older; update -> the older by the newer (between events only
-when the newer says the planned one moved); new -> the link is cleared, so the pair is not asked again. A failed
+(a memory's `related_to` names its close neighbour, its `maybe_updates` a far one) go to the judge too, in batched
+calls made before the lock is taken: duplicate -> the newer is superseded by the older (never for a far pair: only a
+new value was asked about); update -> the older by the newer (between events only where
+`dedup.event_may_replace` allows it); new -> the link is cleared, so the pair is not asked again. A failed
 judge call changes nothing of its pairs. A memory the judge kept apart from its neighbours (at write time or
 here: `judged_new`) is never merged with them by the replay of the rules.
 """
@@ -41,7 +42,7 @@ from ..core import history
 from ..core.candidate import mark_judged_new, unlink
 from ..core.convergence import race_key
 from ..core.dedup import Neighbour, Thresholds, decide, event_may_replace
-from ..core.memory import Memory
+from ..core.memory import MAYBE_UPDATES, Memory
 from ..core.write_path import EVENT_ROOMS, EVENT_WING, JUDGED_NEW, RELATED_TO
 
 _BLOCK = 512  # rows per matrix product: bounds memory (block x group size floats)
@@ -252,15 +253,16 @@ JUDGE_BATCH = 40  # related_to pairs per judge call
 
 def related_pairs(records: Sequence[Record], merges: Sequence[Merge],
                   shared_wings: Iterable[str]) -> list[tuple[Memory, Memory]]:
-    """(newer, older) pairs still to be judged: an active memory and the active one its `related_to` names, in
-    the same visibility group, neither merged away nor a task record."""
+    """(newer, older) pairs still to be judged: an active memory and the active one its `related_to` (or, stored
+    far from any other, its `maybe_updates`) names, in the same visibility group, neither merged away nor a task
+    record."""
     gone = {m.superseded for m in merges}
     by_id = {r.memory.id: r for r in records}
     shared = list(shared_wings)
     out = []
     for r in records:
         me = r.memory
-        other = by_id.get(str(me.extra.get(RELATED_TO) or ""))
+        other = by_id.get(_link(me))
         if (other is None or me.status != "active" or other.memory.status != "active" or me.id in gone
                 or other.memory.id in gone or me.room in EVENT_ROOMS or other.memory.room in EVENT_ROOMS
                 or visibility_group(me, shared) != visibility_group(other.memory, shared)):
@@ -268,6 +270,15 @@ def related_pairs(records: Sequence[Record], merges: Sequence[Merge],
         newer, older = (me, other.memory) if r.pos > other.pos else (other.memory, me)
         out.append((newer, older))
     return out
+
+
+def _link(m: Memory) -> str:
+    return str(m.extra.get(RELATED_TO) or m.extra.get(MAYBE_UPDATES) or "")
+
+
+def _far(new: Memory, old: Memory) -> bool:
+    """`new` was stored far from `old` (no word or slot in common): a judge is asked whether it updates it."""
+    return not new.extra.get(RELATED_TO) and new.extra.get(MAYBE_UPDATES) == old.id
 
 
 def judge_related(pairs: Sequence[tuple[Memory, Memory]], judge) -> tuple[list[Merge], list[Memory], int, str]:
@@ -293,6 +304,8 @@ def judge_related(pairs: Sequence[tuple[Memory, Memory]], judge) -> tuple[list[M
                 continue
             if answer == "update" and new.wing == EVENT_WING and not event_may_replace(new.text, old.text):
                 answer = "new"  # an event supersedes another only when it says the planned one moved, or corrects it
+            if answer == "duplicate" and _far(new, old):
+                answer = "new"  # far: only a new value was asked about (automem.core.dedup._allowed)
             if answer == "duplicate":
                 merges.append(Merge("duplicate", old.id, new.id, "judge: duplicate (related_to)", 0.0, old.text,
                                     new.text, new.wing, old.profile, new.profile))
@@ -302,7 +315,7 @@ def judge_related(pairs: Sequence[tuple[Memory, Memory]], judge) -> tuple[list[M
                                     new.wing, new.profile, old.profile))
                 taken.update((new.id, old.id))
             else:
-                settled.append(new if new.extra.get(RELATED_TO) == old.id else old)
+                settled.append(new if _link(new) == old.id else old)
     return merges, settled, answered, error
 
 
@@ -341,8 +354,8 @@ def compact(store, dry_run: bool = False, now: int | None = None, judge=None) ->
                     changed.setdefault(kept.id, kept)
             for mem in settled:
                 current = by_id.get(mem.id)
-                if current is not None and current.status == "active" and current.extra.get(RELATED_TO):
-                    mark_judged_new(current, current.extra[RELATED_TO])  # judged new: both stay, never merged by rule
+                if current is not None and current.status == "active" and _link(current):
+                    mark_judged_new(current, _link(current))  # judged new: both stay, never merged by rule
                     unlink(current)  # ...the pair is not asked again, and both are shown
                     changed.setdefault(current.id, current)
             store.update_metadata(list(changed.values()))
