@@ -36,6 +36,16 @@ EVENT_WING = "episodic"
 JUDGED_NEW = "judged_new"
 
 
+def waits_for(m: Memory) -> tuple[str, bool]:
+    """The id `m` waits for a judge with ("" when none), and whether that one is far (`maybe_updates`: the judge is
+    asked only whether `m` updates it) rather than close (`related_to`: any answer applies)."""
+    close = str(m.extra.get(RELATED_TO) or "")
+    if close:
+        return close, False
+    far = str(m.extra.get(MAYBE_UPDATES) or "")
+    return far, bool(far)
+
+
 def unlink(newer: Memory) -> None:
     """The pair `newer` waited in is settled: it waits for no judge now, and recall shows it beside the older one."""
     newer.extra[RELATED_TO] = ""

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .candidate import RELATED_TO, writable
+from .candidate import waits_for, writable
 from .dedup import Verdict
-from .memory import MAYBE_UPDATES, OWNER, Memory
+from .memory import OWNER, Memory
 
 
 @dataclass
@@ -57,12 +57,13 @@ def find_waiting(store, writers: Sequence[tuple[str, str]], limit: int | None) -
         newer, older = found.get(newer_id), found.get(older_id)
         if newer is None or older is None or newer_id in taken or older_id in taken:
             continue
-        if older_id not in (str(newer.extra.get(RELATED_TO) or ""), str(newer.extra.get(MAYBE_UPDATES) or "")):
+        link, far = waits_for(newer)
+        if link != older_id:
             continue  # the index is behind the store
         if not any(writable(newer, p, s, newer.wing, store.config) and writable(older, p, s, newer.wing, store.config)
                    for p, s in writers):
             continue  # another profile's or person's pair: never judged for this writer
-        out.append(Waiting(newer, older, far=str(newer.extra.get(RELATED_TO) or "") != older_id))
+        out.append(Waiting(newer, older, far=far))
         taken.update((newer_id, older_id))
         if limit is not None and len(out) >= limit:
             break

@@ -53,6 +53,7 @@ from .candidate import (
     mark_judged_new,
     refiled,
     unlink,
+    waits_for,
     writable_by,
 )
 from .correction import edit, memory_id_of
@@ -486,9 +487,8 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
 
     for w in settled:  # pairs kept apart earlier, answered by the judge in this write's call
         newer, older, verdict = current(w.newer.id), current(w.older.id), w.verdict
-        link = MAYBE_UPDATES if w.far else RELATED_TO
         if (newer is None or older is None or verdict is None or newer.status != "active" or older.status != "active"
-                or str(newer.extra.get(link) or "") != older.id):
+                or waits_for(newer) != (older.id, w.far)):
             continue  # this batch (or another writer) changed them meanwhile: they are no longer that pair
         unlink(newer)
         dirty.add(newer.id)

@@ -39,11 +39,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
 
 from ..core import history
-from ..core.candidate import mark_judged_new, unlink
+from ..core.candidate import mark_judged_new, unlink, waits_for
 from ..core.convergence import race_key
 from ..core.dedup import Neighbour, Thresholds, decide, event_may_replace
-from ..core.memory import MAYBE_UPDATES, Memory
-from ..core.write_path import EVENT_ROOMS, EVENT_WING, JUDGED_NEW, RELATED_TO
+from ..core.memory import Memory
+from ..core.write_path import EVENT_ROOMS, EVENT_WING, JUDGED_NEW
 
 _BLOCK = 512  # rows per matrix product: bounds memory (block x group size floats)
 MAX_PASSES = 5
@@ -262,7 +262,7 @@ def related_pairs(records: Sequence[Record], merges: Sequence[Merge],
     out = []
     for r in records:
         me = r.memory
-        other = by_id.get(_link(me))
+        other = by_id.get(waits_for(me)[0])
         if (other is None or me.status != "active" or other.memory.status != "active" or me.id in gone
                 or other.memory.id in gone or me.room in EVENT_ROOMS or other.memory.room in EVENT_ROOMS
                 or visibility_group(me, shared) != visibility_group(other.memory, shared)):
@@ -270,15 +270,6 @@ def related_pairs(records: Sequence[Record], merges: Sequence[Merge],
         newer, older = (me, other.memory) if r.pos > other.pos else (other.memory, me)
         out.append((newer, older))
     return out
-
-
-def _link(m: Memory) -> str:
-    return str(m.extra.get(RELATED_TO) or m.extra.get(MAYBE_UPDATES) or "")
-
-
-def _far(new: Memory, old: Memory) -> bool:
-    """`new` was stored far from `old` (no word or slot in common): a judge is asked whether it updates it."""
-    return not new.extra.get(RELATED_TO) and new.extra.get(MAYBE_UPDATES) == old.id
 
 
 def judge_related(pairs: Sequence[tuple[Memory, Memory]], judge) -> tuple[list[Merge], list[Memory], int, str]:
@@ -304,7 +295,7 @@ def judge_related(pairs: Sequence[tuple[Memory, Memory]], judge) -> tuple[list[M
                 continue
             if answer == "update" and new.wing == EVENT_WING and not event_may_replace(new.text, old.text):
                 answer = "new"  # an event supersedes another only when it says the planned one moved, or corrects it
-            if answer == "duplicate" and _far(new, old):
+            if answer == "duplicate" and (waits_for(new) == (old.id, True) or waits_for(old) == (new.id, True)):
                 answer = "new"  # far: only a new value was asked about (automem.core.dedup._allowed)
             if answer == "duplicate":
                 merges.append(Merge("duplicate", old.id, new.id, "judge: duplicate (related_to)", 0.0, old.text,
@@ -315,7 +306,7 @@ def judge_related(pairs: Sequence[tuple[Memory, Memory]], judge) -> tuple[list[M
                                     new.wing, new.profile, old.profile))
                 taken.update((new.id, old.id))
             else:
-                settled.append(new if _link(new) == old.id else old)
+                settled.append(new if waits_for(new)[0] == old.id else old)
     return merges, settled, answered, error
 
 
@@ -354,8 +345,9 @@ def compact(store, dry_run: bool = False, now: int | None = None, judge=None) ->
                     changed.setdefault(kept.id, kept)
             for mem in settled:
                 current = by_id.get(mem.id)
-                if current is not None and current.status == "active" and _link(current):
-                    mark_judged_new(current, _link(current))  # judged new: both stay, never merged by rule
+                link = waits_for(current)[0] if current is not None else ""
+                if current is not None and current.status == "active" and link:
+                    mark_judged_new(current, link)  # judged new: both stay, never merged by rule
                     unlink(current)  # ...the pair is not asked again, and both are shown
                     changed.setdefault(current.id, current)
             store.update_metadata(list(changed.values()))
