@@ -12,7 +12,9 @@ import re
 import unicodedata
 from typing import Sequence
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+from ..text.validation import CJK_CHARACTER
+
+_CJK = re.compile(CJK_CHARACTER + "+")
 _LATIN = re.compile(r"[^\W_]+")
 # Words that carry no topic in a question: kept in the index, left out of keyword queries (BM25 would weigh them
 # little anyway, but an OR of only such words matches everything).

@@ -12,7 +12,9 @@ from .secret_patterns import PERSONAL_DATA_KINDS
 
 MIN_CHARS = 5  # a Chinese, Japanese or Korean character counts two: "我爱喝茶" (I love tea) is a whole fact
 MAX_CHARS = 200
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+# Chinese, Japanese (kana) and Korean characters: here for the minimum, in automem.core.index_words for segmenting.
+CJK_CHARACTER = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+_CJK = re.compile(CJK_CHARACTER)
 
 
 def _width(text: str) -> int:
