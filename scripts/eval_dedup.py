@@ -15,7 +15,9 @@ structures, written blind and first measured at d33dd71, before the rules change
 ("shapes5": far-worded slot changes, corrected events, look-alikes that a rule might take for an update, written
 blind and first measured at 6192fc9) and `holdout_29f.jsonl` ("shapes6": reversals, single-valued changes said
 with and without a change word, event corrections with and without a correction word, look-alikes, numbers written
-another way; written blind and first measured at cb53904). The older
+another way; written blind and first measured at cb53904) and `holdout_29g.jsonl` ("shapes7": single-valued
+changes worded far apart, with and without a change word, and their look-alikes; written blind and first measured
+at 935239a). The older
 `tests/data/dedup_pairs.jsonl` (four labels: changed_value -> replaces, related and unrelated -> both_true) is an
 extra check ("old").
 
@@ -38,7 +40,8 @@ Figures: restatements intercepted (restatement -> duplicate), both-true kept (bo
 decided update (replaces -> update), and **facts lost** = both_true decided duplicate or update + replaces decided
 duplicate, over both_true + replaces. Targets (held-out part, offline): facts lost <= 1%, restatements >= 85%.
 
-    python -m scripts.eval_dedup [--part tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,shapes6,old]
+    python -m scripts.eval_dedup [--part tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,shapes6,
+                                  shapes7,old]
                                  [--mode offline,judge,settle] [--json] [--failures]
 
 `--failures` lists the tune and old pairs decided wrongly (never the held-out ones). Exit 1 when the held-out part
@@ -84,9 +87,10 @@ def print_table(results: dict) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", default="tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,shapes6",
+    ap.add_argument("--part", default="tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,shapes6,"
+                                      "shapes7",
                     help="comma-separated: tune, holdout, numbers, kinds, shapes, shapes2, shapes3, shapes4, "
-                         "shapes5, shapes6, old (default all but old)")
+                         "shapes5, shapes6, shapes7, old (default all but old)")
     ap.add_argument("--mode", default="offline,judge",
                     help="comma-separated: offline, judge, settle (default offline,judge)")
     ap.add_argument("--failures", action="store_true",

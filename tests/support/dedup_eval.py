@@ -20,8 +20,10 @@ PARTS = {"tune": CORPUS / "tune.jsonl", "holdout": CORPUS / "holdout.jsonl",
          "shapes": CORPUS / "holdout_29.jsonl", "shapes2": CORPUS / "holdout_29b.jsonl",
          "shapes3": CORPUS / "holdout_29c.jsonl", "shapes4": CORPUS / "holdout_29d.jsonl",
          "shapes5": CORPUS / "holdout_29e.jsonl", "shapes6": CORPUS / "holdout_29f.jsonl",
+         "shapes7": CORPUS / "holdout_29g.jsonl",
          "old": DATA / "dedup_pairs.jsonl"}
-HELD_OUT = {"holdout", "numbers", "kinds", "shapes", "shapes2", "shapes3", "shapes4", "shapes5", "shapes6"}
+HELD_OUT = {"holdout", "numbers", "kinds", "shapes", "shapes2", "shapes3", "shapes4", "shapes5", "shapes6",
+            "shapes7"}
 MODES = ("offline", "judge", "settle")
 LABELS = ("restatement", "both_true", "replaces")
 OLD_LABELS = {"restatement": "restatement", "changed_value": "replaces", "related": "both_true",
@@ -56,6 +58,8 @@ def load_pairs(part: str) -> list[dict]:
                 row["id"] = f"s29e-{row['id']}"
             elif part == "shapes6":
                 row["id"] = f"s29f-{row['id']}"
+            elif part == "shapes7":
+                row["id"] = f"s29g-{row['id']}"
             pairs.append(row)
     return pairs
 
