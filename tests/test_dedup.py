@@ -408,6 +408,16 @@ def test_a_stored_memory_beyond_the_related_distance_is_put_to_a_judge_but_never
     assert settle([question], lambda pairs: ["update"])[0].action == "update"
 
 
+def test_a_change_announced_in_another_attribute_is_no_new_value_of_the_old_one():
+    """"我最近在美团上点外卖比较多" / "我跳槽了，现在在美团上班": one stretch differs and a change is announced, but the
+    new one names an attribute (where one works) the old one does not say: two facts."""
+    v = compare("我跳槽了，现在在美团上班。", "我最近在美团上点外卖比较多。", 0.46, TH)
+    assert v.action == "new"
+    # the same attribute on both sides stays a change of it
+    assert compare("我跳槽了，现在在美团上班", "我在阿里上班", 0.3, TH).action == "update"
+    assert compare("用户的猫改名叫豆豆", "用户的猫叫咪咪", 0.3, TH).action == "update"
+
+
 def test_settle_never_lets_an_event_supersede_another():
     v = Verdict("new", "m1", "another event", True, ("m1",))
     [out] = settle([_q("Deployed v2.4", v, ("m1", "Deployed v2.3"), wing="episodic")], lambda pairs: ["update"])

@@ -29,6 +29,8 @@ from .tokens import (
     NUMBERED_THINGS,
     NUMBERING_AFTER,
     NUMBERING_BEFORE,
+    SINGLE_HELD,
+    SINGLE_OWNED,
     Unit,
     _content_stem,
     _daypart,
@@ -457,6 +459,9 @@ def _slot_sequence(x: Analysis) -> list[str]:
             or (u.kind == "content" and (len(u.key) == 1 or not _CJK_CHAR.search(u.key)))]
 
 
+_ATTRIBUTES = frozenset(SINGLE_HELD) | SINGLE_OWNED  # the single-valued attributes a concept names
+
+
 def one_slot_replaced(a: Analysis, b: Analysis) -> bool:
     """Everything in the same order except one stretch, replaced by another:
     "用户的猫叫[咪咪]" / "用户的猫改名叫[豆豆]".
@@ -468,7 +473,12 @@ def one_slot_replaced(a: Analysis, b: Analysis) -> bool:
     sa, sb = _slot_sequence(a), _slot_sequence(b)
     ops = [op for op in difflib.SequenceMatcher(None, sa, sb, autojunk=False).get_opcodes() if op[0] != "equal"]
     kept = len(sa) - sum(i2 - i1 for _, i1, i2, _, _ in ops)
-    return len(ops) == 1 and ops[0][0] == "replace" and kept >= 1
+    if not (len(ops) == 1 and ops[0][0] == "replace" and kept >= 1):
+        return False
+    _, i1, i2, j1, j2 = ops[0]
+    # a single-valued attribute named in one stretch only is another fact, not a new value ("我最近在美团上[点外卖
+    # 比较多]" / "我跳槽了，现在在美团[上班]")
+    return bool(set(sa[i1:i2]) & _ATTRIBUTES) == bool(set(sb[j1:j2]) & _ATTRIBUTES)
 
 
 # --------------------------------------------------------------------------------------------------------------
