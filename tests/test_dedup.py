@@ -15,6 +15,7 @@ from automem.config import Config
 from automem.core.analysis import analyse, changed_values, language, polarity_flipped, same_wording
 from automem.core.dedup import Neighbour, Question, Thresholds, Verdict, compare, decide, event_may_replace, settle
 from automem.core.occurrence import another_occurrence
+from automem.core.single_valued import asked_slot
 from tests.support import dedup_eval as ev
 
 TH = Thresholds.from_config(Config())
@@ -406,6 +407,43 @@ def test_a_stored_memory_beyond_the_related_distance_is_put_to_a_judge_but_never
         [out] = settle([question], lambda pairs: [answer])
         assert (out.action, out.matched_id) == ("new", None), answer
     assert settle([question], lambda pairs: ["update"])[0].action == "update"
+
+
+@pytest.mark.parametrize("old,new,slot", [
+    ("The user lives in Chicago.", "Austin is where I've settled now.", "LIVE"),
+    ("用户住在北京。", "这两年一直在深圳打拼。", "LIVE"),
+    ("用户在伦敦生活。", "I've put down roots in Dublin.", "LIVE"),
+    ("I work at Google.", "用户已经离职，现在在网易工作。", "WORK"),
+    ("The user is a nurse.", "我转行当程序员了。", "ROLE"),
+    ("I'm married.", "The user is divorced as of this spring.", "PARTNER"),
+    ("我们项目用的是MySQL数据库。", "用户的项目已经全部迁到MongoDB了。", "DATABASE"),
+    ("Uses Chrome as default browser.", "Firefox is what I browse with nowadays.", "BROWSER"),
+])
+def test_a_single_valued_attribute_said_in_free_words_is_asked_about_however_far_apart(old, new, slot):
+    """Nothing a rule can compare, yet both say one attribute of one holder: the write path finds the old one by
+    the attribute (`Neighbour.by_slot`), at any distance, and asks a judge whether the new one replaces it. Asked,
+    never linked, never decided: offline both stay."""
+    assert slot in asked_slot(analyse(old), analyse(new))
+    v = decide(new, [Neighbour("m1", old, 0.9, by_slot=True)], TH)
+    assert (v.action, v.matched_id, v.ask, v.far) == ("new", None, ("m1",), ("m1",)) and "worded far apart" in v.reason
+    # the same memory found by distance alone, beyond SLOT_DISTANCE: nothing
+    assert decide(new, [Neighbour("m1", old, 0.9)], TH).ask == ()
+    # beside a close neighbour: linked to that one, and the slot question is asked second and noted
+    near = Neighbour("m2", "The user likes breakfast tacos", 0.5)
+    v = decide(new, [near, Neighbour("m1", old, 0.9, by_slot=True)], TH)
+    assert v.ask[:2] == ("m2", "m1") and v.slot_question == "m1"
+
+
+@pytest.mark.parametrize("old,new", [
+    ("The user lives in Chicago.", "My brother just settled in Austin."),  # another person's
+    ("用户住在北京。", "用户以前在深圳打拼过几年。"),  # the past
+    ("I work at Salesforce.", "The user used to work at Oracle, years ago."),
+    ("用户是单身。", "我最好的朋友刚订婚了。"),
+    ("The user likes breakfast tacos", "Austin is where I've settled now."),  # no attribute in common
+])
+def test_the_same_attribute_of_another_holder_or_of_the_past_is_not_asked_about(old, new):
+    assert asked_slot(analyse(old), analyse(new)) == ""
+    assert decide(new, [Neighbour("m1", old, 0.9, by_slot=True)], TH).ask == ()
 
 
 def test_a_change_announced_in_another_attribute_is_no_new_value_of_the_old_one():

@@ -199,6 +199,37 @@ def test_a_fact_about_the_user_comes_before_an_equally_new_one_about_someone_els
     assert [i.id for i in recall.block_order([old_me, wife], "default", now=NOW)] == ["m_1", "m_4"]
 
 
+def test_the_index_knows_which_single_valued_attribute_each_memory_fills(location, monkeypatch):
+    """The write path finds the old value of an attribute by it, whatever its wording (`index.filling`): worked out
+    once per text, events fill none, newest first, within the filter; a failing analysis never fails the write."""
+    from automem.core import single_valued
+
+    mems = [item(1, "The user lives in Chicago."), item(2, "用户在京东做产品经理"), item(3, "The user likes tea"),
+            item(4, "Moved the blog to Astro", wing="episodic"), item(5, "我们现在住在杭州", profile="other"),
+            item(6, "Austin is where I've settled now.")]
+    index.apply(location, put=mems, generation=None)
+    mine = {"profile": "default"}
+    assert index.filling(location, ["LIVE"], mine) == ["m_6", "m_1"]  # newest first
+    assert index.filling(location, ["LIVE"], mine, limit=1) == ["m_6"]
+    assert index.filling(location, ["WORK", "ROLE"], mine) == ["m_2"]
+    assert index.filling(location, ["LIVE"], {"profile": "other"}) == ["m_5"]
+    assert index.filling(location, ["CAR"], mine) == [] and index.filling(location, [], mine) == []
+    seen = []
+    real = single_valued.slots_said
+    monkeypatch.setattr(single_valued, "slots_said", lambda x: seen.append(x.text) or real(x))
+    changed = item(3, "The user likes tea and lives in Lisbon")
+    index.rebuild(location, [*mems[:2], changed, *mems[3:]], "8")
+    assert seen == [changed.text]  # a rebuild analyses only texts it has not seen
+    assert index.filling(location, ["LIVE"], mine) == ["m_6", "m_3", "m_1"]
+
+    def broken(x):
+        raise RuntimeError("lexicon unreadable")
+
+    monkeypatch.setattr(single_valued, "slots_said", broken)
+    index.apply(location, put=[item(7, "The user lives in Porto")], generation=None)
+    assert "m_7" in {i.id for i in index.items(location)} and "m_7" not in index.filling(location, ["LIVE"], mine)
+
+
 def test_the_index_knows_which_persona_memories_are_about_the_user(location, monkeypatch):
     mems = [item(1, "用户在西安一所高中教物理"), item(2, "The user's wife runs a flower shop near the Bell Tower"),
             item(3, "The user is lactose intolerant"), item(4, "用户的父亲去年做了心脏手术"),

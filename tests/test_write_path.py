@@ -189,6 +189,74 @@ def test_a_single_valued_fact_changed_in_far_words_reaches_the_judge_now_or_the_
     assert [m.text for m in store.list(profile="judged")] == [normalise(new)]
 
 
+# Persona memories that stand nearer to the new value than its old one does: no vector query of the write's size
+# brings the old value back, only the attribute both fill.
+CROWD = [
+    "I'm now a fan of Austin FC.", "Austin's music scene is what I love most.", "Texas summers are too hot for me.",
+    "Texas barbecue is my favourite food.", "I'm now doing all my shopping online.", "I'm now into Tex-Mex cooking.",
+    "这两年一直在学吉他。", "这两年一直坚持跑步。", "这两年一直在存钱买房。", "这几年一直在练书法。",
+    "最近一直在追一部美剧。", "我最近在美团上点外卖比较多。", "我最近在学做饭。", "我现在在学游泳。",
+    "我现在早上六点起床。", "我现在每天都喝绿茶。",
+]
+
+
+@pytest.mark.parametrize("old,new", [
+    ("The user lives in Chicago.", "Austin is where I've settled now."),
+    ("用户住在北京。", "这两年一直在深圳打拼。"),
+    ("The user works at Deloitte as an auditor.", "我跳槽了，现在在美团上班。"),
+])
+def test_a_slot_changed_in_far_words_is_found_by_the_attribute_not_by_distance(store, old, new):
+    """"The user lives in Chicago" / "Austin is where I've settled now": 0.73 apart and more, and among other persona
+    memories the old value is not one of the nearest the write compares with. The write path looks the old value up
+    by the single-valued attribute both fill (the recall index's `slots`): a judge is asked whether it is the new
+    value (only "update" applies), and without one the new memory waits for the next judge."""
+    from automem.core.memory import MAYBE_UPDATES
+    from automem.core.write_path import settle_waiting
+    from automem.text import normalise
+
+    for profile in ("offline", "judged"):
+        remember(store, [Candidate(old, profile=profile)] + [Candidate(t, profile=profile) for t in CROWD])
+    nearest = store.search(new, k=store.config.dedup_neighbours, profile="offline", wing="user")
+    assert normalise(old) not in [m.text for m, _ in nearest]  # no distance would have found it
+    old_id = {m.text: m.id for m in store.list(profile="offline")}[normalise(old)]
+
+    [offline] = remember(store, [Candidate(new, profile="offline")])
+    assert offline.action == "new"  # and maybe linked to a close one ("I'm now a fan of Austin FC"): asked too
+    assert {m.text: m for m in store.list(profile="offline")}[normalise(new)].extra[MAYBE_UPDATES] == old_id
+
+    def judge(pairs):  # a right judge: only the old value is replaced
+        return ["update" if o == normalise(old) else "new" for _, o, _ in pairs]
+
+    answers = [s["answer"] for _ in range(2) for s in settle_waiting(store, judge, "offline")]
+    assert "update" in answers and normalise(old) not in {m.text for m in store.list(profile="offline")}
+    assert len(store.list(profile="offline")) == len(CROWD) + 1  # nothing else went
+
+    asked: list[tuple[str, str, str]] = []
+    [judged] = remember(store, [Candidate(new, profile="judged")],
+                        judge=lambda pairs: asked.extend(pairs) or judge(pairs))
+    assert (normalise(new), normalise(old), "user") in asked
+    assert judged.action == "update" and normalise(old) not in {m.text for m in store.list(profile="judged")}
+    assert len(store.list(profile="judged")) == len(CROWD) + 1
+
+
+@pytest.mark.parametrize("old,other", [
+    ("The user lives in Chicago.", "My brother just settled in Austin."),  # another person's attribute
+    ("用户住在北京。", "用户以前在深圳打拼过几年。"),  # a past value
+    ("The user works at Deloitte as an auditor.", "The user used to work at Ramp."),
+])
+def test_a_look_alike_of_a_far_slot_change_never_waits_for_a_judge_as_its_new_value(store, old, other):
+    """Said of the same attribute but of another holder or of the past: the lookup by attribute notes nothing for
+    the next judge."""
+    from automem.core.memory import MAYBE_UPDATES
+    from automem.text import normalise
+
+    remember(store, [Candidate(old, profile="offline")] + [Candidate(t, profile="offline") for t in CROWD])
+    old_id = {m.text: m.id for m in store.list(profile="offline")}[normalise(old)]
+    [d] = remember(store, [Candidate(other, profile="offline")])
+    assert d.action == "new" and "worded far apart" not in d.reason
+    assert {m.id: m for m in store.list(profile="offline")}[d.id].extra.get(MAYBE_UPDATES) != old_id
+
+
 @pytest.mark.parametrize("answer", [{"status": 500}, {"text": "I think the first is a duplicate"},
                                     {"json": ["maybe"]}, {"close": True}])
 def test_a_failed_or_garbled_judge_leaves_the_loss_averse_decision(store, answer):

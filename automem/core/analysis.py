@@ -561,6 +561,14 @@ def _other_subject(x: Analysis) -> str | None:
     return _subject_key(x, _subject_index(x))
 
 
+def has_phrase(text: str, phrase: str) -> bool:
+    """Whether `text` says `phrase`: as a substring in Chinese, as whole words (any case) otherwise."""
+    if _CJK_CHAR.search(phrase):
+        return phrase in text
+    # a Latin phrase ends where Latin letters and digits do, in Chinese text too ("迁到MongoDB了")
+    return re.search(r"(?<![a-z0-9])" + re.escape(phrase.lower()) + r"(?![a-z0-9])", text.lower()) is not None
+
+
 def is_about_user(text: str) -> bool:
     """Whether `text` is about the user themself ("用户是高中物理老师", "The user is left-handed"), not about whom or
     what the user's holder owns ("the user's wife", "用户的父亲") or someone named first ("Anna likes tea").

@@ -36,22 +36,22 @@ EVENT_WING = "episodic"
 JUDGED_NEW = "judged_new"
 
 
-def waits_for(m: Memory) -> tuple[str, bool]:
-    """The id `m` waits for a judge with ("" when none), and whether that one is far (`maybe_updates`: the judge is
-    asked only whether `m` updates it) rather than close (`related_to`: any answer applies)."""
-    close = str(m.extra.get(RELATED_TO) or "")
-    if close:
-        return close, False
-    far = str(m.extra.get(MAYBE_UPDATES) or "")
-    return far, bool(far)
+def waits_for(m: Memory) -> list[tuple[str, bool]]:
+    """The memories `m` waits for a judge with, as (id, far): the close one (`related_to`: any answer applies) first,
+    then the far one (`maybe_updates`: the judge is asked only whether `m` updates it). A memory may wait for both:
+    near a restatement and far from the old value of an attribute it fills."""
+    close, far = str(m.extra.get(RELATED_TO) or ""), str(m.extra.get(MAYBE_UPDATES) or "")
+    return [(i, f) for i, f in ((close, False), (far, True)) if i]
 
 
-def unlink(newer: Memory) -> None:
-    """The pair `newer` waited in is settled: it waits for no judge now, and recall shows it beside the older one."""
-    newer.extra[RELATED_TO] = ""
-    if newer.extra.get(MAYBE_UPDATES):
+def unlink(newer: Memory, far: bool | None = None) -> None:
+    """The pair `newer` waited in is settled (the far one, the close one, or with None every one): it waits for no
+    judge there now, and recall shows it beside the older one."""
+    if far is not True:
+        newer.extra[RELATED_TO] = ""
+        newer.extra.pop(SAME_WORDS_AS, None)
+    if far is not False and newer.extra.get(MAYBE_UPDATES):
         newer.extra[MAYBE_UPDATES] = ""
-    newer.extra.pop(SAME_WORDS_AS, None)
 
 
 def mark_judged_new(newer: Memory, older_id: str) -> None:

@@ -53,6 +53,7 @@ from .analysis import (
     _same_holder,
     analyse,
     changed_values,
+    has_phrase,
     one_slot_replaced,
     overlap,
     polarity_flipped,
@@ -60,7 +61,7 @@ from .analysis import (
     set_aside,
 )
 from .occurrence import another_occurrence
-from .single_valued import _has_phrase, maybe_same_slot, single_valued_change, two_models_owned
+from .single_valued import asked_slot, maybe_same_slot, single_valued_change, two_models_owned
 from .tokens import CORRECTION
 from .word_order import order_changed
 
@@ -76,6 +77,7 @@ class Neighbour:
     text: str
     distance: float
     stored: bool = True
+    by_slot: bool = False  # found by the single-valued attribute both fill, not by distance (`Store.filling`)
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ class PairVerdict:
     reason: str
     borderline: bool  # the cheap checks are not sure: a judge may settle it
     same_words: bool = False  # kept apart though both say the same words, moved: shown once (the newer)
+    far: bool = False  # a question to which only "update" may apply (worded far apart): asked, never linked
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ class Verdict:
     ask: tuple[str, ...] = ()  # the neighbours to put to the judge, best first
     same_words: bool = False  # new, though `matched_id` says the same words moved: recall shows only the newer
     far: tuple[str, ...] = ()  # the asked ones beyond the related distance with no slot in sight: only "update" counts
+    slot_question: str = ""  # the far one that may hold the old value of an attribute the candidate fills
 
 
 # (candidate, existing, wing) triples -> "duplicate" | "update" | "new" for each, in one batched call.
@@ -136,8 +140,11 @@ SLOT_DISTANCE = 0.75
 #   new        everything else, linked to the nearest neighbour so a judge or `compact --judge` can revisit it.
 # Events (episodic memories) are never superseded by another event by rule; a judge may, where `event_may_replace` says.
 
-def compare(candidate: str, existing: str, distance: float, th: Thresholds, event: bool = False) -> PairVerdict:
-    """How `candidate` relates to one `existing` memory at cosine `distance`. `event`: both are events.
+def compare(candidate: str, existing: str, distance: float, th: Thresholds, event: bool = False,
+            by_slot: bool = False) -> PairVerdict:
+    """How `candidate` relates to one `existing` memory at cosine `distance`. `event`: both are events. `by_slot`:
+    `existing` was found by the single-valued attribute both may fill, however far apart (beyond SLOT_DISTANCE only
+    a question for the judge can come of it).
 
     `borderline` is True for every pair within the related distance that is not a same-wording restatement:
     those are the pairs a judge settles when one is configured.
@@ -151,6 +158,10 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
             maybe = maybe_same_slot(a, b)
             if maybe:  # too far for the rules to decide, near enough for the judge to be asked
                 return PairVerdict("new", maybe, True)
+        if (distance <= SLOT_DISTANCE or by_slot) and not event:
+            asked = asked_slot(analyse(existing), analyse(candidate))
+            if asked:  # worded too far apart for any rule: the judge is asked whether it is the new value
+                return PairVerdict("new", asked, True, far=True)
         return PairVerdict("new", f"different topic (distance {distance:.2f})", False)
     a, b = analyse(existing), analyse(candidate)
     if same_wording(a, b):
@@ -265,11 +276,15 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
     near: list[Neighbour] = []
     far: list[Neighbour] = []  # beyond `related`, within SLOT_DISTANCE, no slot in sight: asked, never linked
     said: dict[str, PairVerdict] = {}
+    cap = th.related if event else max(th.related, SLOT_DISTANCE)
     for n in neighbours:
-        if n.distance > (th.related if event else max(th.related, SLOT_DISTANCE)):
+        if n.distance > cap and not n.by_slot:
             continue
-        v = said[n.id] = compare(candidate, n.text, n.distance, th, event=event)
-        if n.distance <= th.related or v.borderline:  # beyond `related` only a possible slot change is linked
+        v = said[n.id] = compare(candidate, n.text, n.distance, th, event=event, by_slot=n.by_slot)
+        if v.far or n.distance > cap:  # worded far apart: asked, never linked, and beyond the cap only as a question
+            if n.stored and (v.far or n.distance <= cap):
+                far.append(n)
+        elif n.distance <= th.related or v.borderline:  # beyond `related` only a possible slot change is linked
             near.append(n)
         elif n.stored:
             far.append(n)
@@ -278,26 +293,38 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
             if best is None or rank < best[0]:
                 best = (rank, n, v)
     near.sort(key=lambda n: n.distance)
-    far.sort(key=lambda n: n.distance)
+    far.sort(key=lambda n: (not said[n.id].borderline, n.distance))  # a question about the same slot first
     far_ids = tuple(m.id for m in far)
+    question = next((m.id for m in far if said[m.id].far), "")
     if best is not None:
         _, n, v = best
-        ask = tuple(m.id for m in [n] + [m for m in near + far if m.id != n.id]) if v.borderline else ()
+        ask = _asked(n, near + far, question) if v.borderline else ()
         return Verdict(v.action, n.id, f"{v.reason} (distance {n.distance:.2f})", v.borderline, ask, far=far_ids)
     if near:
         # linked to the nearest, or to one that says the same words moved (recall shows only the newer of those)
         n, v = next(((n, said[n.id]) for n in near if said[n.id].same_words), (near[0], said[near[0].id]))
-        return Verdict("new", n.id, f"{v.reason} (distance {n.distance:.2f})", True,
-                       tuple(m.id for m in [n] + [m for m in near + far if m.id != n.id]), v.same_words, far_ids)
+        return Verdict("new", n.id, f"{v.reason} (distance {n.distance:.2f})", True, _asked(n, near + far, question),
+                       v.same_words, far_ids, question)
     if far:
         # A single-valued fact changed in words no rule ties to the old ones ("The user banks with Chase" / "moved
         # every account over to Capital One", 0.67 apart; unrelated memories start about 0.65): a judge, when there
         # is one, compares them in the call it makes anyway. Without one they stay unlinked (nothing says they meet),
         # and the write path notes the nearest for the next judge (`maybe_updates`, automem.core.memory).
         # Only stored memories: what one extraction says at once, its writer has reconciled already.
-        return Verdict("new", None, f"no stored memory is about this (the nearest {far[0].distance:.2f} away is put "
-                       "to a judge, if any)", True, far_ids, far=far_ids)
+        v = said[far[0].id]
+        why = (f"{v.reason} (distance {far[0].distance:.2f}; put to a judge, if any)" if v.borderline else
+               f"no stored memory is about this (the nearest {far[0].distance:.2f} away is put to a judge, if any)")
+        return Verdict("new", None, why, True, far_ids, far=far_ids)
     return Verdict("new", None, "no stored memory is about this", False)
+
+
+def _asked(first: Neighbour, others: list[Neighbour], question: str) -> tuple[str, ...]:
+    """The neighbours a judge should see, best first: the matched or nearest one, then the one that may hold the old
+    value of an attribute the candidate fills (a judge sees only the first few), then the rest by distance."""
+    rest = [m.id for m in others if m.id != first.id]
+    if question and question != first.id:
+        rest = [question] + [i for i in rest if i != question]
+    return (first.id, *rest)
 
 
 @dataclass(frozen=True)
@@ -368,7 +395,7 @@ def event_may_replace(candidate: str, existing: str) -> bool:
     period, more than one detail changed). A deploy of 1.4.1 does not undo the deploy of 1.4.0, whatever a judge
     says; "dinner with Sam at Nopa on Friday" / "at Zuni on Friday" is one dinner, told wrong once."""
     a, b = analyse(existing), analyse(candidate)
-    if any(_has_phrase(candidate, p) for p in CORRECTION) or same_wording(a, b):
+    if any(has_phrase(candidate, p) for p in CORRECTION) or same_wording(a, b):
         return True
     return not another_occurrence(a, b)
 

@@ -65,6 +65,7 @@ from .index_reads import (
     block_candidates,
     count_waiting,
     counts,
+    filling,
     items,
     keyword_search,
     linking_to,
@@ -105,9 +106,9 @@ __all__ = [
     # index_file
     "INDEX_NAME", "INDEX_VERSION", "STATES", "index_path",
     # index_reads
-    "CANDIDATES_PER_HIT", "COMMON_DF", "DF_CAP", "RecallItem", "block_candidates", "count_waiting", "counts", "items",
-    "keyword_search", "linking_to", "newest_first", "note_recalled", "page", "recall_signal", "scopes", "visible_ids",
-    "waiting", "where_sql",
+    "CANDIDATES_PER_HIT", "COMMON_DF", "DF_CAP", "RecallItem", "block_candidates", "count_waiting", "counts", "filling",
+    "items", "keyword_search", "linking_to", "newest_first", "note_recalled", "page", "recall_signal", "scopes",
+    "visible_ids", "waiting", "where_sql",
     # index_sync
     "SERVER_STAMP", "SYNC_AGE_S", "SyncApplied", "known_ids", "meta_of", "note_meta", "raced", "sync_apply",
     "synced_at",
@@ -238,7 +239,7 @@ def rebuild(location: Location, memories: Iterable[Any], stamp: str, meta: dict[
     n = 0
     with transaction(conn):
         try:  # what the text analysis found before (a server's index may be rebuilt again)
-            known = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT id, text, about_user FROM memories")}
+            known = {r[0]: r[1:] for r in conn.execute("SELECT id, text, wing, about_user, slots FROM memories")}
         except sqlite3.Error:  # no table yet, or an older layout without the column
             known = {}
         for table in ("memories", "words", "tally", "known", "others"):  # derived: rebuilt in this version's layout

@@ -17,12 +17,12 @@ from ..paths import Location, ensure_private_dir, make_private, sqlite_ro_uri
 from .index_words import segment
 from .memory import MAYBE_UPDATES, RELATED_TO, SAME_WORDS_AS
 
-INDEX_VERSION = "9"  # 2: task_id; 3: about_user; 4: audience; 5: others; 6: changed_at, replaces, known;
-# 7: related_to; 8: same_words_as; 9: maybe_updates
+INDEX_VERSION = "10"  # 2: task_id; 3: about_user; 4: audience; 5: others; 6: changed_at, replaces, known;
+# 7: related_to; 8: same_words_as; 9: maybe_updates; 10: slots
 INDEX_NAME = "recall.sqlite3"
 COLUMNS = ("id", "text", "wing", "profile", "scope", "room", "status", "created_at", "updated_at", "pinned",
            "restated", "task_id", "about_user", "audience", "changed_at", "replaces", "related_to",
-           "same_words_as", "maybe_updates")
+           "same_words_as", "maybe_updates", "slots")
 _INT_COLUMNS = frozenset({"created_at", "updated_at", "pinned", "restated", "recalled", "about_user", "changed_at"})
 STATES = ("active", "superseded", "forgotten", "raced")  # `known.state`; raced: a race's loser, not shown
 
@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS memories(
     updated_at INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, restated INTEGER NOT NULL DEFAULT 0,
     task_id TEXT NOT NULL DEFAULT '', about_user INTEGER NOT NULL DEFAULT 0, audience TEXT NOT NULL DEFAULT '',
     changed_at INTEGER NOT NULL DEFAULT 0, replaces TEXT NOT NULL DEFAULT '', related_to TEXT NOT NULL DEFAULT '',
-    same_words_as TEXT NOT NULL DEFAULT '', maybe_updates TEXT NOT NULL DEFAULT '');
+    same_words_as TEXT NOT NULL DEFAULT '', maybe_updates TEXT NOT NULL DEFAULT '', slots TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS memories_by_replaces ON memories(replaces) WHERE replaces != '';
 CREATE TABLE IF NOT EXISTS known(id TEXT PRIMARY KEY, state TEXT NOT NULL, changed_at INTEGER NOT NULL DEFAULT 0,
     written_at REAL NOT NULL DEFAULT 0);
@@ -53,6 +53,7 @@ CREATE INDEX IF NOT EXISTS memories_by_about_user ON memories(about_user, update
 CREATE INDEX IF NOT EXISTS memories_by_related ON memories(related_to) WHERE related_to != '';
 CREATE INDEX IF NOT EXISTS memories_by_same_words ON memories(same_words_as) WHERE same_words_as != '';
 CREATE INDEX IF NOT EXISTS memories_by_maybe ON memories(maybe_updates) WHERE maybe_updates != '';
+CREATE INDEX IF NOT EXISTS memories_by_slots ON memories(wing, profile, scope, slots) WHERE slots != '';
 CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(body, tokenize='porter unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS recalls(id TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS recalls_by_n ON recalls(n);
@@ -177,11 +178,29 @@ def _about_user(memory: Any) -> int:
         return 0
 
 
-def _row_of(memory: Any, known: dict[str, tuple[str, int]] | None = None) -> tuple:
-    """The row of `memory`; `known` (id -> (text, about_user)) spares a rebuild the text analysis of unchanged rows."""
+def _slots(memory: Any) -> str:
+    """"|LIVE|WORK|": the single-valued attributes a persona or instruction memory may fill, read loosely
+    (`automem.core.single_valued.slots_said`), so the write path finds the old value of one however far its wording
+    ("The user lives in Chicago" / "Austin is where I've settled"). Events fill none. Written once, by writers."""
+    if memory.wing not in ("user", "instruction"):
+        return ""
+    try:
+        from .analysis import analyse
+        from .single_valued import slots_said
+
+        found = sorted(slots_said(analyse(memory.text)))
+    except Exception:  # noqa: BLE001 - a lookup hint never fails the write that carries the memory
+        return ""
+    return f"|{'|'.join(found)}|" if found else ""
+
+
+def _row_of(memory: Any, known: dict[str, tuple[str, str, int, str]] | None = None) -> tuple:
+    """The row of `memory`; `known` (id -> (text, wing, about_user, slots)) spares a rebuild the text analysis of
+    unchanged rows."""
     before = known.get(memory.id) if known else None
-    unchanged = before is not None and before[0] == memory.text and memory.wing == "user"
-    about = int(before[1]) if unchanged else _about_user(memory)
+    unchanged = before is not None and tuple(before[:2]) == (memory.text, memory.wing)
+    about = int(before[2]) if unchanged else _about_user(memory)
+    slots = str(before[3]) if unchanged else _slots(memory)
     return (memory.id, memory.text, memory.wing, memory.profile, getattr(memory, "scope", "") or "",
             getattr(memory, "room", "") or "", "active", int(memory.created_at or 0), int(memory.updated_at or 0),
             int(getattr(memory, "pinned", 0) or 0), int(getattr(memory, "restated", 0) or 0),
@@ -189,7 +208,7 @@ def _row_of(memory: Any, known: dict[str, tuple[str, int]] | None = None) -> tup
             int(getattr(memory, "changed_at", 0) or 0), getattr(memory, "replaces", "") or "",
             str((getattr(memory, "extra", None) or {}).get(RELATED_TO) or ""),
             str((getattr(memory, "extra", None) or {}).get(SAME_WORDS_AS) or ""),
-            str((getattr(memory, "extra", None) or {}).get(MAYBE_UPDATES) or ""))
+            str((getattr(memory, "extra", None) or {}).get(MAYBE_UPDATES) or ""), slots)
 
 
 def _count(conn: sqlite3.Connection, key: tuple[str, str, str], delta: int) -> None:
@@ -209,7 +228,7 @@ def ensure_tally(conn: sqlite3.Connection) -> None:
 
 
 def put_rows(conn: sqlite3.Connection, memories: Iterable[Any],
-             known: dict[str, tuple[str, int]] | None = None) -> None:
+             known: dict[str, tuple[str, str, int, str]] | None = None) -> None:
     for m in memories:
         row = conn.execute("SELECT rowid, text, profile, wing, scope FROM memories WHERE id = ?", (m.id,)).fetchone()
         values = _row_of(m, known)

@@ -131,6 +131,23 @@ def items(location: Location, where: dict | None = None) -> list[RecallItem]:
     return []
 
 
+def filling(location: Location, slots: Sequence[str], where: dict | None, limit: int = 3) -> list[str] | None:
+    """The ids of up to `limit` memories passing `where` that fill one of `slots` (the `slots` column), newest first;
+    None when the index cannot say. How the write path finds a slot's old value that no vector query brings back
+    ("The user lives in Chicago" is 0.85 away from "Austin is where I've settled")."""
+    if not slots:
+        return []
+    with _filtered(location, where, strict=False) as read:
+        if read:
+            conn, cond, params = read
+            said = " OR ".join("m.slots LIKE ?" for _ in slots)
+            rows = conn.execute(f"SELECT m.id FROM memories m WHERE m.slots != '' AND ({said}) AND {cond} "
+                                "ORDER BY m.updated_at DESC LIMIT ?",
+                                [f"%|{s}|%" for s in slots] + params + [int(limit)]).fetchall()
+            return [r[0] for r in rows]
+    return None
+
+
 def visible_ids(location: Location, ids: Sequence[str], where: dict | None) -> set[str] | None:
     """Which of `ids` are active memories passing `where`, as the index holds them; None when it cannot say (no
     index, or a filter on a field it does not hold)."""

@@ -16,8 +16,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from .analysis import KIN, Analysis, _repeats, _slot_sequence
-from .single_valued import _has_phrase
+from .analysis import KIN, Analysis, _repeats, _slot_sequence, has_phrase
 from .tokens import (
     _CJK_CHAR,
     MOVABLE_CONCEPTS,
@@ -45,7 +44,7 @@ def another_occurrence(a: Analysis, b: Analysis) -> str:
     ia, ib = _instances(a), _instances(b)
     if ia and ib and ia != ib:
         return f"another instance ({'/'.join(sorted(ia))} -> {'/'.join(sorted(ib))})"
-    pa, pb = _people(a), _people(b)
+    pa, pb = people(a), people(b)
     if pa - pb and pb - pa:  # each names someone the other does not ("Mia's recital" names no kin: the same girl)
         return f"another person ({'/'.join(sorted(pa)) or '-'} -> {'/'.join(sorted(pb)) or '-'})"
     ta, tb = a.concepts & OCCURRENCE_PERIODS, b.concepts & OCCURRENCE_PERIODS
@@ -71,7 +70,7 @@ def _anchors(x: Analysis) -> set[str]:
     found = {u.key for u in x.units if u.key.startswith("weekday:")
              or (u.kind == "concept" and u.key in MOVABLE_CONCEPTS and u.key not in _NOT_AN_OCCASION)}
     found |= {f"when:{next(g for g in m.groups() if g)}" for m in _WHEN.finditer(x.text)}
-    return found | {w.lower() for w in OCCURRENCE_ANCHORS if _has_phrase(x.text, w)}
+    return found | {w.lower() for w in OCCURRENCE_ANCHORS if has_phrase(x.text, w)}
 
 
 def _stretches(a: Analysis, b: Analysis) -> int:
@@ -85,7 +84,7 @@ def _occurrence_words(text: str) -> list[str]:
     masked = text
     for phrase in NOT_OCCURRENCE:
         masked = masked.replace(phrase, " ")
-    return [w for w in OCCURRENCE_WORDS if _has_phrase(masked, w)]
+    return [w for w in OCCURRENCE_WORDS if has_phrase(masked, w)]
 
 
 def _instances(x: Analysis) -> set[str]:
@@ -105,11 +104,12 @@ def _instances(x: Analysis) -> set[str]:
     return found | x.identifiers
 
 
-def _people(x: Analysis) -> set[str]:
+def people(x: Analysis) -> set[str]:
+    """The people other than the user that `x` names (the user's mother, a friend, 老婆, 表哥)."""
     found = x.concepts & KIN
     text = x.text
     for form in sorted(OCCURRENCE_PEOPLE, key=len, reverse=True):  # 外甥女 before 外甥, 外婆 before 婆
-        if _has_phrase(text, form):
+        if has_phrase(text, form):
             found.add(OCCURRENCE_PEOPLE[form])
             text = re.sub(re.escape(form), " ", text, flags=re.IGNORECASE)
     return found

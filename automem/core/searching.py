@@ -53,6 +53,26 @@ class Searching:
             pool = next_pool(pool, k, len(visible), reads_metadata=True)
         return self._query(embedding, k, flt)
 
+    def filling(self, slots: Sequence[str], embedding: Sequence[float], *, profile: str, wing: str, scope: str,
+                where: dict | None = None, limit: int = 3) -> list[tuple[Memory, float]]:
+        """Up to `limit` visible memories of `profile`'s `wing` and `scope` that fill one of the single-valued
+        `slots` (the recall index's `slots` column), newest first, as (memory, cosine distance to `embedding`):
+        how the write path finds a slot's old value whatever its wording. Empty when the recall index is not
+        current (a write never waits for its rebuild) or holds none."""
+        from . import index
+
+        if not slots or not (index.is_fresh(self.location, self.generation()) if self.backend == "embedded"
+                             else index.index_path(self.location).exists()):
+            return []
+        flt = self.where(profile, wing=wing, extra=where, scopes=(scope,), inherit=False)
+        try:
+            ids = index.filling(self.location, sorted(slots), flt, limit)
+        except (ValueError, AutomemError):
+            return []
+        read = self._read_with_distances(ids or [], embedding)
+        return [read[i] for i in ids or [] if i in read and read[i][0].status == "active"
+                and matches(read[i][0].metadata(), flt)]
+
     def _query(self, embedding: Sequence[float], n: int, where: dict | None = None,
                ids_only: bool = False) -> list[tuple[Any, float]]:
         """One Chroma vector query: the `n` nearest (filtered by `where` when given) as (memory, cosine distance),
@@ -142,22 +162,22 @@ class Searching:
 
     def _with_distances(self, found, embedding, known: dict[str, float]) -> list[tuple[Memory, float, float]]:
         """Keyword hits (index items, BM25) as (memory, BM25, cosine distance to `embedding`)."""
+        read = self._read_with_distances([item.id for item, _ in found], embedding)
+        return [(read[item.id][0], score, known.get(item.id, read[item.id][1])) for item, score in found
+                if item.id in read and read[item.id][0].status == "active"]
+
+    def _read_with_distances(self, ids: Sequence[str], embedding) -> dict[str, tuple[Memory, float]]:
+        """id -> (its record, its cosine distance to `embedding`), in one read of documents, metadata and vectors."""
         import numpy as np
 
-        missing = [item.id for item, _ in found if item.id not in known]
-        records: dict[str, Memory] = {}
-        dists = dict(known)
-        if found:
-            with self._thread_lock:
-                res = self._read("read", lambda: self.collection.get(
-                    ids=[item.id for item, _ in found], include=["documents", "metadatas", "embeddings"]))
-            q = np.asarray(embedding, dtype=np.float32)
-            for i, d, m, e in zip(res["ids"], res["documents"], res["metadatas"], res["embeddings"]):
-                records[i] = Memory.read(i, d, m)
-                if i in missing:
-                    dists[i] = float(1.0 - float(np.dot(q, np.asarray(e, dtype=np.float32))))
-        return [(records[item.id], score, dists[item.id]) for item, score in found
-                if item.id in records and records[item.id].status == "active"]
+        if not ids:
+            return {}
+        with self._thread_lock:
+            res = self._read("read", lambda: self.collection.get(
+                ids=list(ids), include=["documents", "metadatas", "embeddings"]))
+        q = np.asarray(embedding, dtype=np.float32)
+        return {i: (Memory.read(i, d, m), float(1.0 - float(np.dot(q, np.asarray(e, dtype=np.float32)))))
+                for i, d, m, e in zip(res["ids"], res["documents"], res["metadatas"], res["embeddings"])}
 
 
 def next_pool(pool: int, k: int, visible: int, *, reads_metadata: bool) -> int | None:

@@ -6,8 +6,6 @@ the write path's cheap test before it looks for the old value in the sibling win
 
 from __future__ import annotations
 
-import re
-
 from .analysis import (
     _POSSESSIVE,
     Analysis,
@@ -15,25 +13,21 @@ from .analysis import (
     _subject_index,
     _subject_key,
     analyse,
+    has_phrase,
     overlap,
     polarity_flipped,
 )
+from .occurrence import people
 from .tokens import (
-    _CJK_CHAR,
     MOVABLE_CLASSES,
     MOVABLE_CONCEPTS,
     OPEN_SUBJECTS,
     PAST_FORMS,
     QUALIFIERS,
+    SINGLE_ASKED,
     SINGLE_HELD,
     SINGLE_OWNED,
 )
-
-
-def _has_phrase(text: str, phrase: str) -> bool:
-    if _CJK_CHAR.search(phrase):
-        return phrase in text
-    return re.search(r"\b" + re.escape(phrase.lower()) + r"\b", text.lower()) is not None
 
 
 def _owned_at(x: Analysis, i: int) -> bool:
@@ -55,9 +49,40 @@ def slots(x: Analysis) -> set[str]:
     """The single-valued attributes `x` gives a value of: one it always is (LIVE, WORK, ... or a phrase implying one:
     "moved to" a place, "跳槽到" a company), or one said as someone's (the project's DATABASE, the user's EDITOR)."""
     found = {key for key, phrases in SINGLE_HELD.items()
-             if key in x.concepts or any(_has_phrase(x.text, p) for p in phrases)}
+             if key in x.concepts or any(has_phrase(x.text, p) for p in phrases)}
     found |= {u.key for i, u in enumerate(x.units) if u.kind == "concept" and u.key in SINGLE_OWNED and _owned_at(x, i)}
     return found
+
+
+def slots_said(x: Analysis) -> set[str]:
+    """The single-valued attributes `x` may be about, read loosely (the lexicon's `single_valued.asked`: "Austin is
+    where I've settled" is where the user lives, "我转行当程序员了" their role): what the write path looks the old
+    value up by (`automem.core.index`'s `slots` column), never a decision."""
+    values = {u.key.partition(":")[0] for u in x.units if u.kind == "value"}
+    found = set(slots(x))
+    for key, said in SINGLE_ASKED.items():
+        for s in said:
+            if (s.startswith("class:") and s[6:] in values) or (s.isupper() and s in x.concepts) or (
+                    not s.isupper() and not s.startswith("class:") and has_phrase(x.text, s)):
+                found.add(key)
+                break
+    return found
+
+
+def asked_slot(a: Analysis, b: Analysis) -> str:
+    """Why a stored memory `a` found by the attribute it fills, however far its wording, may hold the value `b`
+    replaces ("The user lives in Chicago" / "Austin is where I've settled"): both said of one attribute, by one
+    holder, neither of the past. A question for the judge (only an update applies), never a decision."""
+    common = slots_said(a) & slots_said(b)
+    if not common or any(has_phrase(x.text, p) for x in (a, b) for p in PAST_FORMS):
+        return ""
+    # One holder: the same people named on both sides, apart from the slot's own ("my new boss is Dana"). Free
+    # wording rarely opens with its subject ("Austin is where I've settled"), so who else is named decides.
+    said = slots_said(a) | slots_said(b)
+    own = {s for key in said for s in SINGLE_ASKED.get(key, ()) if s.isupper()}
+    if people(a) - own != people(b) - own:
+        return ""
+    return f"maybe a new value of {', '.join(sorted(common))} (worded far apart)"
 
 
 def _versions(x: Analysis) -> dict[str, str]:
@@ -84,7 +109,7 @@ def _qualifiers(x: Analysis) -> set[str]:
     """The words in `x` that narrow where its value holds ("the browser [for] testing", "[during] August", "[用来]测试
     的浏览器"); a word inside a phrase the lexicon reads as one concept ("works for") is not one."""
     inside = {w for u in x.units if u.kind == "concept" and u.surface for w in u.surface.lower().split()}
-    return {q for q in QUALIFIERS if _has_phrase(x.text, q) and q not in inside}
+    return {q for q in QUALIFIERS if has_phrase(x.text, q) and q not in inside}
 
 
 def _holders_agree(a: Analysis, b: Analysis) -> bool:
@@ -103,7 +128,7 @@ def single_valued_change(a: Analysis, b: Analysis) -> str:
     names the slot: "项目使用Python 3.11[版本]"; "主力手机" / "工作手机" are two slots)."""
     if polarity_flipped(a, b)[0] or not _holders_agree(a, b):
         return ""
-    if any(_has_phrase(x.text, p) for x in (a, b) for p in PAST_FORMS):
+    if any(has_phrase(x.text, p) for x in (a, b) for p in PAST_FORMS):
         return ""  # a past value is history, not the slot's value now
     ta, tb = _times(a), _times(b)
     if ta and tb and ta != tb:
@@ -160,7 +185,7 @@ def _holder(x: Analysis, filled: set[str]) -> str | None:
         return key
     word = (x.units[i].surface or x.units[i].key.partition(":")[2] or x.units[i].key).lower()
     # "The user's new manager is Omar": the subject is the word of the phrase that gave the slot ("new manager")
-    named = any(word and word in p.lower() and _has_phrase(x.text, p) for k in filled for p in SINGLE_HELD.get(k, ()))
+    named = any(word and word in p.lower() and has_phrase(x.text, p) for k in filled for p in SINGLE_HELD.get(k, ()))
     # "The user's main editor is Sublime Text": a plain word before the slot's own word only qualifies it
     qualifies = (x.units[i].kind == "content" and i + 1 < len(x.units) and x.units[i + 1].kind == "concept"
                  and x.units[i + 1].key in filled)
@@ -179,7 +204,7 @@ def maybe_same_slot(a: Analysis, b: Analysis) -> str:
     # parrot's cage in the study"): asked only when the candidate says what holds now
     if not agree and not (b.change and _same_holder(a, b)):
         return ""
-    if any(_has_phrase(x.text, p) for x in (a, b) for p in PAST_FORMS):
+    if any(has_phrase(x.text, p) for x in (a, b) for p in PAST_FORMS):
         return ""
     if not agree:
         return _SAID_NOW if overlap(a, b).shared > 0 else ""

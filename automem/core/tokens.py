@@ -76,6 +76,7 @@ SINGLE_OWNED = frozenset(_SINGLE.get("owned") or ())
 OPEN_SUBJECTS = frozenset(_SINGLE.get("subjects") or ())
 PAST_FORMS = tuple(_SINGLE.get("past") or ())
 QUALIFIERS = tuple(_SINGLE.get("qualifiers") or ())
+SINGLE_ASKED: dict[str, tuple[str, ...]] = {k: tuple(v or ()) for k, v in (_SINGLE.get("asked") or {}).items()}
 # Verbs that only carry the noun after them ("打网球" is 网球 played, "做编织" knitting done, "do yoga" yoga).
 LIGHT_VERBS_ZH = frozenset(_LEX.get("light_verbs", {}).get("zh") or ())
 LIGHT_VERBS_EN_FORMS = tuple(_LEX.get("light_verbs", {}).get("en") or ())

@@ -57,8 +57,8 @@ def find_waiting(store, writers: Sequence[tuple[str, str]], limit: int | None) -
         newer, older = found.get(newer_id), found.get(older_id)
         if newer is None or older is None or newer_id in taken or older_id in taken:
             continue
-        link, far = waits_for(newer)
-        if link != older_id:
+        far = next((f for i, f in waits_for(newer) if i == older_id), None)
+        if far is None:
             continue  # the index is behind the store
         if not any(writable(newer, p, s, newer.wing, store.config) and writable(older, p, s, newer.wing, store.config)
                    for p, s in writers):

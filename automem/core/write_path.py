@@ -39,6 +39,7 @@ from typing import Callable, Sequence
 from ..log import log_event
 from ..text import redact_secrets, scrub_surrogates, validate
 from . import convergence, history
+from .analysis import analyse
 from .candidate import (
     AUTOMATIC_ROOMS,
     EVENT_ROOMS,
@@ -63,7 +64,7 @@ from .instructions import Screening, screen
 from .memory import HELD, HELD_FEATURES, HELD_IN_USER_WORDS, MAYBE_UPDATES, OWNER, WINGS, Memory, held_id, memory_id
 from .old_copies import old_copies
 from .provenance import Evidence
-from .single_valued import changes_a_value
+from .single_valued import changes_a_value, slots_said
 from .waiting import Waiting, find_waiting, settled_json, waiting_for_judge, waiting_pairs
 
 # What other modules import from here (the write path's surface; Candidate and Decision live in
@@ -279,8 +280,30 @@ def _decide(store, plan: _Planned, earlier: list[_Planned], thresholds: Threshol
         plan.verdict = Verdict("duplicate", mid, "the same text is already stored", False)
     else:
         plan.verdict = decide(plan.text, neighbours, thresholds, event=cand.wing == EVENT_WING)
+        if plan.verdict.action == "new" and cand.wing != EVENT_WING:
+            _look_up_slot(store, plan, superseded_here, thresholds)
         if plan.verdict.action == "new" and cand.wing in SIBLING_WING and changes_a_value(plan.text):
             _update_across(store, plan, superseded_here, thresholds)
+
+
+def _look_up_slot(store, plan: _Planned, superseded_here: set, thresholds: Thresholds) -> None:
+    """A single-valued attribute's old value worded far from the new one ("The user lives in Chicago" / "Austin is
+    where I've settled", 0.85 apart) is no vector query's neighbour: the memories filling the same attribute are
+    looked up by it (`Store.filling`, the recall index's `slots`) and decided again with the others. Only a question
+    for the judge comes of one found this way (`dedup.asked_slot`); offline, the write notes it for the next judge."""
+    said = slots_said(analyse(plan.text))
+    cand = plan.candidate
+    found = {m.id: (m, d) for m, d in store.filling(said, plan.vector, profile=cand.profile, wing=cand.wing,
+                                                    scope=cand.scope, where={"room": {"$nin": sorted(EVENT_ROOMS)}})
+             if m.id not in superseded_here and m.id != plan.id and m.profile == cand.profile} if said else {}
+    if not found:
+        return
+    plan.records.update((i, m) for i, (m, _) in found.items())
+    plan.seen = (*plan.seen, tuple(sorted(found)))
+    kept = [n for n in plan.neighbours if n.id not in found]
+    plan.neighbours = sorted(kept + [Neighbour(m.id, m.text, d, by_slot=True) for m, d in found.values()],
+                             key=lambda n: n.distance)
+    plan.verdict = decide(plan.text, plan.neighbours, thresholds)
 
 
 def _update_across(store, plan: _Planned, superseded_here: set, thresholds: Thresholds) -> None:
@@ -451,6 +474,8 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
             mem.extra[RELATED_TO] = verdict.matched_id  # close, and nobody compared them: the next judge will
             if verdict.same_words:
                 mem.extra[SAME_WORDS_AS] = verdict.matched_id
+            if verdict.slot_question:  # and far from the old value of an attribute it fills: asked about that too
+                mem.extra[MAYBE_UPDATES] = verdict.slot_question
         elif verdict.action == "new" and verdict.far and verdict.borderline and not plan.judged:
             mem.extra[MAYBE_UPDATES] = verdict.far[0]  # far, maybe a new value of it: the next judge is asked
         elif verdict.action == "new" and plan.judged and plan.asked:
@@ -488,9 +513,9 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
     for w in settled:  # pairs kept apart earlier, answered by the judge in this write's call
         newer, older, verdict = current(w.newer.id), current(w.older.id), w.verdict
         if (newer is None or older is None or verdict is None or newer.status != "active" or older.status != "active"
-                or waits_for(newer) != (older.id, w.far)):
+                or (older.id, w.far) not in waits_for(newer)):
             continue  # this batch (or another writer) changed them meanwhile: they are no longer that pair
-        unlink(newer)
+        unlink(newer, w.far)
         dirty.add(newer.id)
         if verdict.action == "duplicate":
             supersede(newer, older.id, "the judge: a restatement of an older memory", "merge")

@@ -262,21 +262,23 @@ def related_pairs(records: Sequence[Record], merges: Sequence[Merge],
     out = []
     for r in records:
         me = r.memory
-        other = by_id.get(waits_for(me)[0])
-        if (other is None or me.status != "active" or other.memory.status != "active" or me.id in gone
-                or other.memory.id in gone or me.room in EVENT_ROOMS or other.memory.room in EVENT_ROOMS
-                or visibility_group(me, shared) != visibility_group(other.memory, shared)):
-            continue
-        newer, older = (me, other.memory) if r.pos > other.pos else (other.memory, me)
-        out.append((newer, older))
+        for link, _ in waits_for(me):
+            other = by_id.get(link)
+            if (other is None or me.status != "active" or other.memory.status != "active" or me.id in gone
+                    or other.memory.id in gone or me.room in EVENT_ROOMS or other.memory.room in EVENT_ROOMS
+                    or visibility_group(me, shared) != visibility_group(other.memory, shared)):
+                continue
+            newer, older = (me, other.memory) if r.pos > other.pos else (other.memory, me)
+            out.append((newer, older))
     return out
 
 
-def judge_related(pairs: Sequence[tuple[Memory, Memory]], judge) -> tuple[list[Merge], list[Memory], int, str]:
-    """Ask `judge` about the pairs in batches: (merges, memories whose link is settled as new, pairs answered,
-    the first error)."""
+def judge_related(pairs: Sequence[tuple[Memory, Memory]], judge
+                  ) -> tuple[list[Merge], list[tuple[Memory, str]], int, str]:
+    """Ask `judge` about the pairs in batches: (merges, the links settled as new as (memory, the id it named),
+    pairs answered, the first error)."""
     merges: list[Merge] = []
-    settled: list[Memory] = []
+    settled: list[tuple[Memory, str]] = []
     answered, error = 0, ""
     taken: set[str] = set()
     for start in range(0, len(pairs), JUDGE_BATCH):
@@ -295,7 +297,7 @@ def judge_related(pairs: Sequence[tuple[Memory, Memory]], judge) -> tuple[list[M
                 continue
             if answer == "update" and new.wing == EVENT_WING and not event_may_replace(new.text, old.text):
                 answer = "new"  # an event supersedes another only when it says the planned one moved, or corrects it
-            if answer == "duplicate" and (waits_for(new) == (old.id, True) or waits_for(old) == (new.id, True)):
+            if answer == "duplicate" and ((old.id, True) in waits_for(new) or (new.id, True) in waits_for(old)):
                 answer = "new"  # far: only a new value was asked about (automem.core.dedup._allowed)
             if answer == "duplicate":
                 merges.append(Merge("duplicate", old.id, new.id, "judge: duplicate (related_to)", 0.0, old.text,
@@ -306,7 +308,8 @@ def judge_related(pairs: Sequence[tuple[Memory, Memory]], judge) -> tuple[list[M
                                     new.wing, new.profile, old.profile))
                 taken.update((new.id, old.id))
             else:
-                settled.append(new if waits_for(new)[0] == old.id else old)
+                named = any(i == old.id for i, _ in waits_for(new))
+                settled.append((new, old.id) if named else (old, new.id))
     return merges, settled, answered, error
 
 
@@ -316,7 +319,7 @@ def compact(store, dry_run: bool = False, now: int | None = None, judge=None) ->
     now = int(now if now is not None else time.time())
     thresholds = Thresholds.from_config(store.config)
     judged: list[Merge] = []
-    settled: list[Memory] = []
+    settled: list[tuple[Memory, str]] = []
     answered, judge_error = 0, ""
     if judge is not None:  # the slow LLM calls first, outside the lock; the replay below re-checks every status
         records, _ = load_records(store)
@@ -343,12 +346,12 @@ def compact(store, dry_run: bool = False, now: int | None = None, judge=None) ->
                 if m.action == "duplicate":
                     kept.updated_at = max(kept.updated_at, now)  # restated: the fact is still current
                     changed.setdefault(kept.id, kept)
-            for mem in settled:
+            for mem, link in settled:
                 current = by_id.get(mem.id)
-                link = waits_for(current)[0] if current is not None else ""
-                if current is not None and current.status == "active" and link:
+                far = next((f for i, f in waits_for(current) if i == link), None) if current is not None else None
+                if current is not None and current.status == "active" and far is not None:
                     mark_judged_new(current, link)  # judged new: both stay, never merged by rule
-                    unlink(current)  # ...the pair is not asked again, and both are shown
+                    unlink(current, far)  # ...the pair is not asked again, and both are shown
                     changed.setdefault(current.id, current)
             store.update_metadata(list(changed.values()))
     report = CompactReport(scanned=scanned, merges=merges, passes=passes, dry_run=dry_run, skipped=skipped,
