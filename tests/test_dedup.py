@@ -454,6 +454,8 @@ def test_a_change_announced_in_another_attribute_is_no_new_value_of_the_old_one(
     # the same attribute on both sides stays a change of it
     assert compare("我跳槽了，现在在美团上班", "我在阿里上班", 0.3, TH).action == "update"
     assert compare("用户的猫改名叫豆豆", "用户的猫叫咪咪", 0.3, TH).action == "update"
+    # the attribute named on one side, a value on the other: still its new value
+    assert compare("订单系统的主库换成了TiDB", "订单系统的主数据库是Oracle", 0.3, TH).action == "update"
 
 
 def test_settle_never_lets_an_event_supersede_another():

@@ -476,9 +476,13 @@ def one_slot_replaced(a: Analysis, b: Analysis) -> bool:
     if not (len(ops) == 1 and ops[0][0] == "replace" and kept >= 1):
         return False
     _, i1, i2, j1, j2 = ops[0]
-    # a single-valued attribute named in one stretch only is another fact, not a new value ("我最近在美团上[点外卖
-    # 比较多]" / "我跳槽了，现在在美团[上班]")
-    return bool(set(sa[i1:i2]) & _ATTRIBUTES) == bool(set(sb[j1:j2]) & _ATTRIBUTES)
+    ra, rb = sa[i1:i2], sb[j1:j2]
+    if bool(set(ra) & _ATTRIBUTES) == bool(set(rb) & _ATTRIBUTES):
+        return True
+    # A single-valued attribute named in one stretch only: a new value of it when the other stretch gives one (a
+    # name, a number: "主数据库是[Oracle]" / "主库换成了[TiDB]"), another fact when it holds only words ("我最近在美团
+    # 上[点外卖比较多]" / "我跳槽了，现在在美团[上班]")
+    return any(":" in k for k in (rb if set(ra) & _ATTRIBUTES else ra))
 
 
 # --------------------------------------------------------------------------------------------------------------
