@@ -418,6 +418,10 @@ def test_a_stored_memory_beyond_the_related_distance_is_put_to_a_judge_but_never
     ("I'm married.", "The user is divorced as of this spring.", "PARTNER"),
     ("我们项目用的是MySQL数据库。", "用户的项目已经全部迁到MongoDB了。", "DATABASE"),
     ("Uses Chrome as default browser.", "Firefox is what I browse with nowadays.", "BROWSER"),
+    # what an instruction sets
+    ("请用英文回答我。", "以后都用日语跟我说。", "REPLY_LANGUAGE"),
+    ("长度重量都用公制单位。", "给我换算成英制，比如英里和磅。", "UNITS"),
+    ("语气要严肃正式。", "Be playful and cheeky with me.", "TONE"),
 ])
 def test_a_single_valued_attribute_said_in_free_words_is_asked_about_however_far_apart(old, new, slot):
     """Nothing a rule can compare, yet both say one attribute of one holder: the write path finds the old one by

@@ -239,6 +239,36 @@ def test_a_slot_changed_in_far_words_is_found_by_the_attribute_not_by_distance(s
     assert len(store.list(profile="judged")) == len(CROWD) + 1
 
 
+@pytest.mark.parametrize("how", ["settle", "compact", "judge"])
+def test_an_instruction_changed_in_far_words_and_filed_as_persona_still_replaces_the_old_one(store, how):
+    """"请用英文回答我" is an instruction; "以后都用日语跟我说" reads like a personal fact and the screening files it as
+    persona (automem.core.instructions). The lookup by attribute covers the other wing: a judge is asked now, or,
+    offline, the next one (the write's settle or `compact --judge`), and the old setting goes."""
+    from automem.core.memory import MAYBE_UPDATES
+    from automem.core.write_path import settle_waiting, waiting_pairs
+    from automem.ops.compact import compact
+    from automem.text import normalise
+
+    old, new = "请用英文回答我。", "以后都用日语跟我说。"
+
+    def update(pairs):
+        return ["update"] * len(pairs)
+
+    remember(store, [Candidate(old, wing="instruction")])
+    [d] = remember(store, [Candidate(new, wing="instruction")], judge=update if how == "judge" else None)
+    assert d.wing == "user" and d.action == ("update" if how == "judge" else "new")
+    if how != "judge":
+        assert "REPLY_LANGUAGE" in d.reason
+        [(newer, older)] = waiting_pairs(store, "default")
+        assert (newer.text, older.text, older.wing) == (normalise(new), normalise(old), "instruction")
+        assert newer.extra[MAYBE_UPDATES] == older.id
+        if how == "settle":
+            assert [s["answer"] for s in settle_waiting(store, update, "default")] == ["update"]
+        else:
+            compact(store, judge=update)
+    assert [(m.text, m.wing) for m in store.list(profile="default")] == [(normalise(new), "user")]
+
+
 @pytest.mark.parametrize("old,other", [
     ("The user lives in Chicago.", "My brother just settled in Austin."),  # another person's attribute
     ("用户住在北京。", "用户以前在深圳打拼过几年。"),  # a past value

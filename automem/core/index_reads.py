@@ -362,8 +362,13 @@ def counts(location: Location) -> dict:
 # The newer memory names the older in `related_to` (kept apart, close) or `maybe_updates` (far: asked for an update);
 # one SELECT per column, so each uses its partial index.
 _WAITING = ("SELECT a.rowid, a.id, b.id, a.profile, b.profile, a.wing, a.scope FROM memories a JOIN memories b "
-            "ON b.id = a.{col} WHERE a.{col} != '' AND b.wing = a.wing AND b.scope = a.scope")
+            "ON b.id = a.{col} WHERE a.{col} != '' AND {same_wing} AND b.scope = a.scope")
 _LINKS = ("related_to", "maybe_updates")
+# A close pair is of one wing; a far one may join persona and instruction: a new value found by the attribute both
+# fill, filed in the other wing ("从现在起用日语跟我说" as persona, "请用英文回答我" as an instruction).
+_SAME_WING = {"related_to": "b.wing = a.wing",
+              "maybe_updates": "(b.wing = a.wing OR (a.wing IN ('user', 'instruction') "
+                               "AND b.wing IN ('user', 'instruction')))"}
 
 
 def waiting(location: Location, scope: str | None = None, limit: int | None = None) -> list[tuple[str, ...]]:
@@ -375,7 +380,7 @@ def waiting(location: Location, scope: str | None = None, limit: int | None = No
         if conn is not None:
             parts, params = [], []
             for col in _LINKS:
-                sql = _WAITING.format(col=col)
+                sql = _WAITING.format(col=col, same_wing=_SAME_WING[col])
                 if scope is not None:
                     sql += " AND a.scope = ?"
                     params.append(scope)
@@ -396,7 +401,7 @@ def count_waiting(location: Location) -> dict[str, int]:
             for col in _LINKS:
                 for p, n in conn.execute(
                         f"SELECT a.profile, COUNT(*) FROM memories a JOIN memories b ON b.id = a.{col} "
-                        f"WHERE a.{col} != '' AND b.wing = a.wing AND b.scope = a.scope GROUP BY a.profile"):
+                        f"WHERE a.{col} != '' AND {_SAME_WING[col]} AND b.scope = a.scope GROUP BY a.profile"):
                     out[p] = out.get(p, 0) + n
             return out
     return {}

@@ -53,9 +53,9 @@ class Searching:
             pool = next_pool(pool, k, len(visible), reads_metadata=True)
         return self._query(embedding, k, flt)
 
-    def filling(self, slots: Sequence[str], embedding: Sequence[float], *, profile: str, wing: str, scope: str,
-                where: dict | None = None, limit: int = 3) -> list[tuple[Memory, float]]:
-        """Up to `limit` visible memories of `profile`'s `wing` and `scope` that fill one of the single-valued
+    def filling(self, slots: Sequence[str], embedding: Sequence[float], *, profile: str, wings: Sequence[str],
+                scope: str, where: dict | None = None, limit: int = 3) -> list[tuple[Memory, float]]:
+        """Up to `limit` visible memories of `profile`'s `wings` and `scope` that fill one of the single-valued
         `slots` (the recall index's `slots` column), newest first, as (memory, cosine distance to `embedding`):
         how the write path finds a slot's old value whatever its wording. Empty when the recall index is not
         current (a write never waits for its rebuild) or holds none."""
@@ -64,7 +64,7 @@ class Searching:
         if not slots or not (index.is_fresh(self.location, self.generation()) if self.backend == "embedded"
                              else index.index_path(self.location).exists()):
             return []
-        flt = self.where(profile, wing=wing, extra=where, scopes=(scope,), inherit=False)
+        flt = self.where(profile, wings=wings, extra=where, scopes=(scope,), inherit=False)
         try:
             ids = index.filling(self.location, sorted(slots), flt, limit)
         except (ValueError, AutomemError):

@@ -293,7 +293,9 @@ def _look_up_slot(store, plan: _Planned, superseded_here: set, thresholds: Thres
     for the judge comes of one found this way (`dedup.asked_slot`); offline, the write notes it for the next judge."""
     said = slots_said(analyse(plan.text))
     cand = plan.candidate
-    found = {m.id: (m, d) for m, d in store.filling(said, plan.vector, profile=cand.profile, wing=cand.wing,
+    # the other wing too: "从现在起用日语跟我说" may be filed as persona while "请用英文回答我" is an instruction
+    wings = (cand.wing, SIBLING_WING[cand.wing]) if cand.wing in SIBLING_WING else (cand.wing,)
+    found = {m.id: (m, d) for m, d in store.filling(said, plan.vector, profile=cand.profile, wings=wings,
                                                     scope=cand.scope, where={"room": {"$nin": sorted(EVENT_ROOMS)}})
              if m.id not in superseded_here and m.id != plan.id and m.profile == cand.profile} if said else {}
     if not found:
@@ -474,7 +476,7 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
             mem.extra[RELATED_TO] = verdict.matched_id  # close, and nobody compared them: the next judge will
             if verdict.same_words:
                 mem.extra[SAME_WORDS_AS] = verdict.matched_id
-            if verdict.slot_question:  # and far from the old value of an attribute it fills: asked about that too
+            if verdict.slot_question:  # and far from an old value of an attribute it fills: asked about that too
                 mem.extra[MAYBE_UPDATES] = verdict.slot_question
         elif verdict.action == "new" and verdict.far and verdict.borderline and not plan.judged:
             mem.extra[MAYBE_UPDATES] = verdict.far[0]  # far, maybe a new value of it: the next judge is asked
