@@ -210,6 +210,7 @@ def test_a_slot_changed_in_far_words_is_found_by_the_attribute_not_by_distance(s
     memories the old value is not one of the nearest the write compares with. The write path looks the old value up
     by the single-valued attribute both fill (the recall index's `slots`): a judge is asked whether it is the new
     value (only "update" applies), and without one the new memory waits for the next judge."""
+    from automem.core.candidate import waits_for
     from automem.core.memory import MAYBE_UPDATES
     from automem.core.write_path import settle_waiting
     from automem.text import normalise
@@ -222,12 +223,13 @@ def test_a_slot_changed_in_far_words_is_found_by_the_attribute_not_by_distance(s
 
     [offline] = remember(store, [Candidate(new, profile="offline")])
     assert offline.action == "new"  # and maybe linked to a close one ("I'm now a fan of Austin FC"): asked too
-    assert {m.text: m for m in store.list(profile="offline")}[normalise(new)].extra[MAYBE_UPDATES] == old_id
+    stored = {m.text: m for m in store.list(profile="offline")}[normalise(new)]
+    assert stored.extra[MAYBE_UPDATES] == old_id and (old_id, True) in waits_for(stored)
 
     def judge(pairs):  # a right judge: only the old value is replaced
         return ["update" if o == normalise(old) else "new" for _, o, _ in pairs]
 
-    answers = [s["answer"] for _ in range(2) for s in settle_waiting(store, judge, "offline")]
+    answers = [s["answer"] for _ in range(3) for s in settle_waiting(store, judge, "offline")]
     assert "update" in answers and normalise(old) not in {m.text for m in store.list(profile="offline")}
     assert len(store.list(profile="offline")) == len(CROWD) + 1  # nothing else went
 
@@ -239,8 +241,33 @@ def test_a_slot_changed_in_far_words_is_found_by_the_attribute_not_by_distance(s
     assert len(store.list(profile="judged")) == len(CROWD) + 1
 
 
+def test_a_memory_waiting_in_a_close_and_a_far_pair_has_both_settled_in_one_call(store):
+    """Stored without a judge, "Austin is where I've settled now" waits with "Austin FC is the team I follow" (close:
+    any answer applies) and with "The user lives in Chicago" (far, the same attribute: only an update). The next
+    settle asks both in its one call and applies both answers."""
+    from automem.core.candidate import waits_for
+    from automem.core.write_path import settle_waiting
+    from automem.text import normalise
+
+    old, close = "The user lives in Chicago.", "Austin FC is the team I follow."
+    new = "Austin is where I've settled now."
+    remember(store, [Candidate(old), Candidate(close)])  # one extraction: its writer reconciled them
+    [d] = remember(store, [Candidate(new)])
+    stored = {m.text: m for m in store.list(profile="default")}
+    ids = {t: stored[normalise(t)].id for t in (old, close)}
+    assert waits_for(stored[normalise(new)]) == [(ids[close], False), (ids[old], True)]
+    settled = settle_waiting(store, lambda pairs: ["update" if o == normalise(old) else "new" for _, o, _ in pairs],
+                             "default")
+    assert sorted((s["older"], s["answer"]) for s in settled) == sorted([(ids[close], "new"), (ids[old], "update")])
+    assert sorted(m.text for m in store.list(profile="default")) == sorted([normalise(close), normalise(new)])
+    assert waits_for({m.id: m for m in store.list(profile="default")}[d.id]) == []
+
+
 @pytest.mark.parametrize("how", ["settle", "compact", "judge"])
-def test_an_instruction_changed_in_far_words_and_filed_as_persona_still_replaces_the_old_one(store, how):
+@pytest.mark.parametrize("old,new,slot", [("请用英文回答我。", "以后都用日语跟我说。", "REPLY_LANGUAGE"),
+                                          ("Express prices in US dollars.", "Convert all costs to euros for me.",
+                                           "CURRENCY")])  # this one close: the other wing is no link either
+def test_an_instruction_changed_and_filed_as_persona_still_replaces_the_old_one(store, how, old, new, slot):
     """"请用英文回答我" is an instruction; "以后都用日语跟我说" reads like a personal fact and the screening files it as
     persona (automem.core.instructions). The lookup by attribute covers the other wing: a judge is asked now, or,
     offline, the next one (the write's settle or `compact --judge`), and the old setting goes."""
@@ -249,8 +276,6 @@ def test_an_instruction_changed_in_far_words_and_filed_as_persona_still_replaces
     from automem.ops.compact import compact
     from automem.text import normalise
 
-    old, new = "请用英文回答我。", "以后都用日语跟我说。"
-
     def update(pairs):
         return ["update"] * len(pairs)
 
@@ -258,7 +283,7 @@ def test_an_instruction_changed_in_far_words_and_filed_as_persona_still_replaces
     [d] = remember(store, [Candidate(new, wing="instruction")], judge=update if how == "judge" else None)
     assert d.wing == "user" and d.action == ("update" if how == "judge" else "new")
     if how != "judge":
-        assert "REPLY_LANGUAGE" in d.reason
+        assert slot in d.reason
         [(newer, older)] = waiting_pairs(store, "default")
         assert (newer.text, older.text, older.wing) == (normalise(new), normalise(old), "instruction")
         assert newer.extra[MAYBE_UPDATES] == older.id

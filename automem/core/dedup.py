@@ -143,12 +143,15 @@ SLOT_DISTANCE = 0.75
 def compare(candidate: str, existing: str, distance: float, th: Thresholds, event: bool = False,
             by_slot: bool = False) -> PairVerdict:
     """How `candidate` relates to one `existing` memory at cosine `distance`. `event`: both are events. `by_slot`:
-    `existing` was found by the single-valued attribute both may fill, however far apart (beyond SLOT_DISTANCE only
-    a question for the judge can come of it).
+    `existing` was found only by the single-valued attribute both may fill (no vector query of the write brought it,
+    or it is in the other wing): a question for the judge may come of it (`asked_slot`), nothing else.
 
     `borderline` is True for every pair within the related distance that is not a same-wording restatement:
     those are the pairs a judge settles when one is configured.
     """
+    if by_slot:
+        asked = "" if event else asked_slot(analyse(existing), analyse(candidate))
+        return PairVerdict("new", asked or f"different topic (distance {distance:.2f})", bool(asked), far=bool(asked))
     if distance > th.related:
         if distance <= SLOT_DISTANCE and not event:
             a, b = analyse(existing), analyse(candidate)
@@ -158,7 +161,7 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
             maybe = maybe_same_slot(a, b)
             if maybe:  # too far for the rules to decide, near enough for the judge to be asked
                 return PairVerdict("new", maybe, True)
-        if (distance <= SLOT_DISTANCE or by_slot) and not event:
+        if distance <= SLOT_DISTANCE and not event:
             asked = asked_slot(analyse(existing), analyse(candidate))
             if asked:  # worded too far apart for any rule: the judge is asked whether it is the new value
                 return PairVerdict("new", asked, True, far=True)
@@ -281,8 +284,8 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
         if n.distance > cap and not n.by_slot:
             continue
         v = said[n.id] = compare(candidate, n.text, n.distance, th, event=event, by_slot=n.by_slot)
-        if v.far or n.distance > cap:  # worded far apart: asked, never linked, and beyond the cap only as a question
-            if n.stored and (v.far or n.distance <= cap):
+        if v.far or n.by_slot:  # worded far apart, or found only by the attribute: asked, never linked
+            if n.stored and v.far:
                 far.append(n)
         elif n.distance <= th.related or v.borderline:  # beyond `related` only a possible slot change is linked
             near.append(n)

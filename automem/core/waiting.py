@@ -52,10 +52,13 @@ def find_waiting(store, writers: Sequence[tuple[str, str]], limit: int | None) -
         rows += index.waiting(store.location, scope=scope)
     found = {m.id: m for m in store.get(list(dict.fromkeys(i for r in rows for i in r[:2])))}
     out: list[Waiting] = []
-    taken: set[str] = set()
+    taken: set[str] = set()  # every memory of a pair chosen so far
+    olders: set[str] = set()
     for newer_id, older_id, *_ in rows:
         newer, older = found.get(newer_id), found.get(older_id)
-        if newer is None or older is None or newer_id in taken or older_id in taken:
+        # A memory is in one pair at a time, but for a newer one's two links (close and far): answered in one call,
+        # they apply in turn, and a merge of the first leaves the second nothing to do (its newer is gone).
+        if newer is None or older is None or newer_id in olders or older_id in taken:
             continue
         far = next((f for i, f in waits_for(newer) if i == older_id), None)
         if far is None:
@@ -65,6 +68,7 @@ def find_waiting(store, writers: Sequence[tuple[str, str]], limit: int | None) -
             continue  # another profile's or person's pair: never judged for this writer
         out.append(Waiting(newer, older, far=far))
         taken.update((newer_id, older_id))
+        olders.add(older_id)
         if limit is not None and len(out) >= limit:
             break
     return out

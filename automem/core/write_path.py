@@ -58,7 +58,7 @@ from .candidate import (
     writable_by,
 )
 from .correction import edit, memory_id_of
-from .dedup import Neighbour, Question, Thresholds, Verdict, decide, settle
+from .dedup import SLOT_DISTANCE, Neighbour, Question, Thresholds, Verdict, decide, settle
 from .erase import forgotten_since
 from .instructions import Screening, screen
 from .memory import HELD, HELD_FEATURES, HELD_IN_USER_WORDS, MAYBE_UPDATES, OWNER, WINGS, Memory, held_id, memory_id
@@ -298,11 +298,14 @@ def _look_up_slot(store, plan: _Planned, superseded_here: set, thresholds: Thres
     found = {m.id: (m, d) for m, d in store.filling(said, plan.vector, profile=cand.profile, wings=wings,
                                                     scope=cand.scope, where={"room": {"$nin": sorted(EVENT_ROOMS)}})
              if m.id not in superseded_here and m.id != plan.id and m.profile == cand.profile} if said else {}
+    # a vector neighbour within SLOT_DISTANCE was compared as one already; beyond it, or in the other wing, only the
+    # attribute found it
+    kept = [n for n in plan.neighbours if n.id not in found or n.distance <= SLOT_DISTANCE]
+    found = {i: f for i, f in found.items() if i not in {n.id for n in kept}}
     if not found:
         return
     plan.records.update((i, m) for i, (m, _) in found.items())
     plan.seen = (*plan.seen, tuple(sorted(found)))
-    kept = [n for n in plan.neighbours if n.id not in found]
     plan.neighbours = sorted(kept + [Neighbour(m.id, m.text, d, by_slot=True) for m, d in found.values()],
                              key=lambda n: n.distance)
     plan.verdict = decide(plan.text, plan.neighbours, thresholds)
