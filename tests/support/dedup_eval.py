@@ -21,6 +21,9 @@ PARTS = {"tune": CORPUS / "tune.jsonl", "holdout": CORPUS / "holdout.jsonl",
          "shapes3": CORPUS / "holdout_29c.jsonl", "shapes4": CORPUS / "holdout_29d.jsonl",
          "shapes5": CORPUS / "holdout_29e.jsonl", "shapes6": CORPUS / "holdout_29f.jsonl",
          "shapes7": CORPUS / "holdout_29g.jsonl",
+         # tuning probes, each written blind by another writer (tests/data/dedup_corpus/probes/README.md)
+         "probes18": CORPUS / "probes" / "probes18.jsonl", "probes19": CORPUS / "probes" / "probes19.jsonl",
+         "probes20": CORPUS / "probes" / "probes20.jsonl",
          "old": DATA / "dedup_pairs.jsonl"}
 HELD_OUT = {"holdout", "numbers", "kinds", "shapes", "shapes2", "shapes3", "shapes4", "shapes5", "shapes6",
             "shapes7"}
