@@ -5,6 +5,7 @@
     python -m scripts.bench_provenance show [--size 100000] [--shows 200] [--json]
 
 write: the cost of one write through the write path (`remember`) on a store of --size memories: a new memory, a
+    new one that fills a single-valued attribute (where the user lives: its old value is looked up by it), a
     restatement (the same text again: a duplicate), an update (a changed version: the old one superseded), and a
     job-like batch of 5 candidates (2 new, 2 restated, 1 update); p50 and p90 ms (and CPU p50) of --writes each, in
     one process, model loaded and store warm (a search and a recall first). The store is filled once
@@ -61,6 +62,9 @@ def _fill_template(path: Path, size: int) -> None:
     tmp.rename(path)
 
 
+KINDS = ("new", "new_filling_an_attribute", "restated", "update", "batch_of_5")
+
+
 def bench_write(size: int, writes: int, cache: Path, precompute: bool = False) -> dict:
     from automem.config import Config
     from automem.core.store import Store
@@ -96,7 +100,7 @@ def bench_write(size: int, writes: int, cache: Path, precompute: bool = False) -
         stored = [f"{NAMES[i % len(NAMES)]}项目{i // len(NAMES) or ''}统一使用Python 3.11" for i in range(2 * n + 10)]
         # The values later writes restate or update: stored once, not timed.
         remember(store, [cand(t, "s0") for t in stored])
-        timings: dict[str, list[float]] = {"new": [], "restated": [], "update": [], "batch_of_5": []}
+        timings: dict[str, list[float]] = {k: [] for k in KINDS}
         cpu: dict[str, list[float]] = {k: [] for k in timings}
         actions: dict[str, dict[str, int]] = {k: {} for k in timings}
 
@@ -131,8 +135,10 @@ def bench_write(size: int, writes: int, cache: Path, precompute: bool = False) -
             return f"The user keeps a {what} about the {a} and {b} garden plan"
 
         rounds = [("new", [cand(new_text("note"), "s1")]) for i in range(n)]
+        slot_texts = [f"The user now lives next to the {a} and {b} garden" for a, b in
+                      (next(fresh) for _ in range(n))]  # fills an attribute: the old value is looked up by it
         rounds = [r for i in range(n) for r in (
-            rounds[i], ("restated", [cand(stored[i], "s2")]),
+            rounds[i], ("new_filling_an_attribute", [cand(slot_texts[i], "s5")]), ("restated", [cand(stored[i], "s2")]),
             ("update", [cand(stored[n + i].replace("统一使用Python 3.11", "改用Python 3.12"), "s3")]))]
         rounds += [("batch_of_5", [cand(new_text("sketch"), "s4", 1), cand(new_text("memo"), "s4", 3),
                                    cand(stored[(2 * n + i) % len(stored)], "s4", 5), cand(stored[i], "s4", 5),
@@ -261,9 +267,9 @@ def main(argv: list[str] | None = None) -> int:
         print(header("bench_provenance write"))
         print(f"write cost at {out['size']} memories (evidence on candidates: {out['evidence']}, "
               f"embedding {out['embedding']}):")
-        for kind in ("new", "restated", "update", "batch_of_5"):
+        for kind in KINDS:
             f = out[kind]
-            print(f"  {kind:<11} p50 {f['p50_ms']:>7} ms  p90 {f['p90_ms']:>7} ms  CPU p50 {f['cpu_p50_ms']:>7} ms  "
+            print(f"  {kind.replace('new_filling_an_attribute', 'new, slot'):<11} p50 {f['p50_ms']:>7} ms  p90 {f['p90_ms']:>7} ms  CPU p50 {f['cpu_p50_ms']:>7} ms  "
                   f"({f['n']} writes; {f['decisions']})")
         return 0
     out = bench_show(args.size, args.shows)

@@ -6,6 +6,8 @@ the write path's cheap test before it looks for the old value in the sibling win
 
 from __future__ import annotations
 
+import re
+
 from .analysis import (
     _POSSESSIVE,
     Analysis,
@@ -19,6 +21,7 @@ from .analysis import (
 )
 from .occurrence import people
 from .tokens import (
+    _CJK_CHAR,
     MOVABLE_CLASSES,
     MOVABLE_CONCEPTS,
     OPEN_SUBJECTS,
@@ -58,15 +61,32 @@ def slots_said(x: Analysis) -> set[str]:
     """The single-valued attributes `x` may be about, read loosely (the lexicon's `single_valued.asked`: "Austin is
     where I've settled" is where the user lives, "我转行当程序员了" their role): what the write path looks the old
     value up by (`automem.core.index`'s `slots` column), never a decision."""
-    values = {u.key.partition(":")[0] for u in x.units if u.kind == "value"}
+    classes = {u.key.partition(":")[0] for u in x.units if u.kind == "value"}
+    low = x.text.lower()
     found = set(slots(x))
-    for key, said in SINGLE_ASKED.items():
-        for s in said:
-            if (s.startswith("class:") and s[6:] in values) or (s.isupper() and s in x.concepts) or (
-                    not s.isupper() and not s.startswith("class:") and has_phrase(x.text, s)):
-                found.add(key)
-                break
+    for key, (concepts, value_classes, cjk, latin) in _ASKED.items():
+        if (concepts & x.concepts or value_classes & classes or any(p in x.text for p in cjk)
+                or (latin is not None and latin.search(low))):
+            found.add(key)
     return found
+
+
+def _compile_asked() -> dict[str, tuple[frozenset, frozenset, tuple, re.Pattern | None]]:
+    """Each attribute of `single_valued.asked` as (concepts, value classes, Chinese phrases, one pattern for the
+    Latin phrases, matched as `has_phrase` does): a text is read against them on every write."""
+    out = {}
+    for key, said in SINGLE_ASKED.items():
+        concepts = frozenset(s for s in said if s.isupper())
+        value_classes = frozenset(s[6:] for s in said if s.startswith("class:"))
+        phrases = [s for s in said if not s.isupper() and not s.startswith("class:")]
+        cjk = tuple(p for p in phrases if _CJK_CHAR.search(p))
+        latin = [re.escape(p.lower()) for p in phrases if not _CJK_CHAR.search(p)]
+        pattern = re.compile(r"(?<![a-z0-9])(?:" + "|".join(latin) + r")(?![a-z0-9])") if latin else None
+        out[key] = (concepts, value_classes, cjk, pattern)
+    return out
+
+
+_ASKED = _compile_asked()
 
 
 def asked_slot(a: Analysis, b: Analysis) -> str:
