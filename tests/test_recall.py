@@ -204,30 +204,33 @@ def test_the_index_knows_which_single_valued_attribute_each_memory_fills(locatio
     once per text, events fill none, newest first, within the filter; a failing analysis never fails the write."""
     from automem.core import single_valued
 
+    def ids(items):
+        return [i.id for i in items]
+
     mems = [item(1, "The user lives in Chicago."), item(2, "用户在京东做产品经理"), item(3, "The user likes tea"),
             item(4, "Moved the blog to Astro", wing="episodic"), item(5, "我们现在住在杭州", profile="other"),
             item(6, "Austin is where I've settled now.")]
     index.apply(location, put=mems, generation=None)
     mine = {"profile": "default"}
-    assert index.filling(location, ["LIVE"], mine) == ["m_6", "m_1"]  # newest first
-    assert index.filling(location, ["LIVE"], mine, limit=1) == ["m_6"]
-    assert index.filling(location, ["WORK", "ROLE"], mine) == ["m_2"]
-    assert index.filling(location, ["LIVE"], {"profile": "other"}) == ["m_5"]
-    assert index.filling(location, ["CAR"], mine) == [] and index.filling(location, [], mine) == []
+    assert ids(index.filling(location, ["LIVE"], mine)) == ["m_6", "m_1"]  # newest first
+    assert ids(index.filling(location, ["LIVE"], mine, limit=1)) == ["m_6"]
+    assert ids(index.filling(location, ["WORK", "ROLE"], mine)) == ["m_2"]
+    assert ids(index.filling(location, ["LIVE"], {"profile": "other"})) == ["m_5"]
+    assert ids(index.filling(location, ["CAR"], mine)) == [] and ids(index.filling(location, [], mine)) == []
     seen = []
     real = single_valued.slots_said
     monkeypatch.setattr(single_valued, "slots_said", lambda x: seen.append(x.text) or real(x))
     changed = item(3, "The user likes tea and lives in Lisbon")
     index.rebuild(location, [*mems[:2], changed, *mems[3:]], "8")
     assert seen == [changed.text]  # a rebuild analyses only texts it has not seen
-    assert index.filling(location, ["LIVE"], mine) == ["m_6", "m_3", "m_1"]
+    assert ids(index.filling(location, ["LIVE"], mine)) == ["m_6", "m_3", "m_1"]
 
     def broken(x):
         raise RuntimeError("lexicon unreadable")
 
     monkeypatch.setattr(single_valued, "slots_said", broken)
     index.apply(location, put=[item(7, "The user lives in Porto")], generation=None)
-    assert "m_7" in {i.id for i in index.items(location)} and "m_7" not in index.filling(location, ["LIVE"], mine)
+    assert "m_7" in {i.id for i in index.items(location)} and "m_7" not in ids(index.filling(location, ["LIVE"], mine))
 
 
 def test_the_index_knows_which_persona_memories_are_about_the_user(location, monkeypatch):

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Sequence
 
 from .analysis import (
@@ -127,6 +128,9 @@ RELAXED_DISTANCE = 0.35
 # by another). The offline encoder puts "用户住在杭州" and "用户搬去了深圳" 0.65 apart and unrelated memories from 0.65;
 # the slot's structure, not the distance, decides.
 SLOT_DISTANCE = 0.75
+# The distance a neighbour found only by the attribute it fills is given (`Neighbour.by_slot`): not measured (the
+# write reads no vector for it), and farther than any the vector query returns.
+BY_SLOT_DISTANCE = 1.0
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -140,6 +144,8 @@ SLOT_DISTANCE = 0.75
 #   new        everything else, linked to the nearest neighbour so a judge or `compact --judge` can revisit it.
 # Events (episodic memories) are never superseded by another event by rule; a judge may, where `event_may_replace` says.
 
+@lru_cache(maxsize=4096)  # a plain function of its arguments: a write decides a candidate again when the lookup
+# by attribute (write_path._look_up_slot) or a recheck under the lock adds neighbours
 def compare(candidate: str, existing: str, distance: float, th: Thresholds, event: bool = False,
             by_slot: bool = False) -> PairVerdict:
     """How `candidate` relates to one `existing` memory at cosine `distance`. `event`: both are events. `by_slot`:
@@ -314,8 +320,10 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
         # is one, compares them in the call it makes anyway. Without one they stay unlinked (nothing says they meet),
         # and the write path notes the nearest for the next judge (`maybe_updates`, automem.core.memory).
         # Only stored memories: what one extraction says at once, its writer has reconciled already.
-        v = said[far[0].id]
-        why = (f"{v.reason} (distance {far[0].distance:.2f}; put to a judge, if any)" if v.borderline else
+        v, n = said[far[0].id], far[0]
+        where = ("found by the attribute" if n.by_slot and n.distance >= BY_SLOT_DISTANCE
+                 else f"distance {n.distance:.2f}")
+        why = (f"{v.reason} ({where}; put to a judge, if any)" if v.borderline else
                f"no stored memory is about this (the nearest {far[0].distance:.2f} away is put to a judge, if any)")
         return Verdict("new", None, why, True, far_ids, far=far_ids)
     return Verdict("new", None, "no stored memory is about this", False)

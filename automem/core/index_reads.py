@@ -131,20 +131,19 @@ def items(location: Location, where: dict | None = None) -> list[RecallItem]:
     return []
 
 
-def filling(location: Location, slots: Sequence[str], where: dict | None, limit: int = 3) -> list[str] | None:
-    """The ids of up to `limit` memories passing `where` that fill one of `slots` (the `slots` column), newest first;
-    None when the index cannot say. How the write path finds a slot's old value that no vector query brings back
-    ("The user lives in Chicago" is 0.85 away from "Austin is where I've settled")."""
+def filling(location: Location, slots: Sequence[str], where: dict | None, limit: int = 3) -> list[RecallItem] | None:
+    """Up to `limit` memories passing `where` that fill one of `slots` (the `slots` column), newest first; None when
+    the index cannot say. How the write path finds a slot's old value that no vector query brings back ("The user
+    lives in Chicago" is 0.85 away from "Austin is where I've settled")."""
     if not slots:
         return []
     with _filtered(location, where, strict=False) as read:
         if read:
             conn, cond, params = read
             said = " OR ".join("m.slots LIKE ?" for _ in slots)
-            rows = conn.execute(f"SELECT m.id FROM memories m WHERE m.slots != '' AND ({said}) AND {cond} "
-                                "ORDER BY m.updated_at DESC LIMIT ?",
-                                [f"%|{s}|%" for s in slots] + params + [int(limit)]).fetchall()
-            return [r[0] for r in rows]
+            return _items(conn.execute(f"{_SELECT} WHERE m.slots != '' AND ({said}) AND {cond} "
+                                       "ORDER BY m.updated_at DESC LIMIT ?",
+                                       [f"%|{s}|%" for s in slots] + params + [int(limit)]).fetchall())
     return None
 
 

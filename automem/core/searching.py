@@ -53,12 +53,12 @@ class Searching:
             pool = next_pool(pool, k, len(visible), reads_metadata=True)
         return self._query(embedding, k, flt)
 
-    def filling(self, slots: Sequence[str], embedding: Sequence[float], *, profile: str, wings: Sequence[str],
-                scope: str, where: dict | None = None, limit: int = 3) -> list[tuple[Memory, float]]:
+    def filling(self, slots: Sequence[str], *, profile: str, wings: Sequence[str], scope: str,
+                where: dict | None = None, limit: int = 3) -> list[Any]:
         """Up to `limit` visible memories of `profile`'s `wings` and `scope` that fill one of the single-valued
-        `slots` (the recall index's `slots` column), newest first, as (memory, cosine distance to `embedding`):
-        how the write path finds a slot's old value whatever its wording. Empty when the recall index is not
-        current (a write never waits for its rebuild) or holds none."""
+        `slots`, newest first, as the recall index holds them (`index.RecallItem`: id, text, wing...): how the write
+        path finds a slot's old value whatever its wording. One SQLite read, no Chroma: the records are read only if
+        a judge's answer is applied. Empty when the index is not current (a write never waits for its rebuild)."""
         from . import index
 
         if not slots or not (index.is_fresh(self.location, self.generation()) if self.backend == "embedded"
@@ -66,12 +66,9 @@ class Searching:
             return []
         flt = self.where(profile, wings=wings, extra=where, scopes=(scope,), inherit=False)
         try:
-            ids = index.filling(self.location, sorted(slots), flt, limit)
+            return index.filling(self.location, sorted(slots), flt, limit) or []
         except (ValueError, AutomemError):
             return []
-        read = self._read_with_distances(ids or [], embedding)
-        return [read[i] for i in ids or [] if i in read and read[i][0].status == "active"
-                and matches(read[i][0].metadata(), flt)]
 
     def _query(self, embedding: Sequence[float], n: int, where: dict | None = None,
                ids_only: bool = False) -> list[tuple[Any, float]]:

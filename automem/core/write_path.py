@@ -58,7 +58,7 @@ from .candidate import (
     writable_by,
 )
 from .correction import edit, memory_id_of
-from .dedup import SLOT_DISTANCE, Neighbour, Question, Thresholds, Verdict, decide, settle
+from .dedup import BY_SLOT_DISTANCE, SLOT_DISTANCE, Neighbour, Question, Thresholds, Verdict, decide, settle
 from .erase import forgotten_since
 from .instructions import Screening, screen
 from .memory import HELD, HELD_FEATURES, HELD_IN_USER_WORDS, MAYBE_UPDATES, OWNER, WINGS, Memory, held_id, memory_id
@@ -295,19 +295,20 @@ def _look_up_slot(store, plan: _Planned, superseded_here: set, thresholds: Thres
     cand = plan.candidate
     # the other wing too: "从现在起用日语跟我说" may be filed as persona while "请用英文回答我" is an instruction
     wings = (cand.wing, SIBLING_WING[cand.wing]) if cand.wing in SIBLING_WING else (cand.wing,)
-    found = {m.id: (m, d) for m, d in store.filling(said, plan.vector, profile=cand.profile, wings=wings,
-                                                    scope=cand.scope, where={"room": {"$nin": sorted(EVENT_ROOMS)}})
+    found = {m.id: m for m in store.filling(said, profile=cand.profile, wings=wings, scope=cand.scope,
+                                            where={"room": {"$nin": sorted(EVENT_ROOMS)}})
              if m.id not in superseded_here and m.id != plan.id and m.profile == cand.profile} if said else {}
     # a vector neighbour within SLOT_DISTANCE was compared as one already; beyond it, or in the other wing, only the
-    # attribute found it
+    # attribute found it (its records are read if a judge's answer is applied; its distance is not measured)
     kept = [n for n in plan.neighbours if n.id not in found or n.distance <= SLOT_DISTANCE]
-    found = {i: f for i, f in found.items() if i not in {n.id for n in kept}}
+    known = {n.id: n.distance for n in plan.neighbours}
+    found = {i: m for i, m in found.items() if i not in {n.id for n in kept}}
     if not found:
         return
-    plan.records.update((i, m) for i, (m, _) in found.items())
     plan.seen = (*plan.seen, tuple(sorted(found)))
-    plan.neighbours = sorted(kept + [Neighbour(m.id, m.text, d, by_slot=True) for m, d in found.values()],
-                             key=lambda n: n.distance)
+    plan.neighbours = kept + [Neighbour(m.id, m.text, known.get(m.id, BY_SLOT_DISTANCE), by_slot=True)
+                              for m in found.values()]
+    plan.neighbours.sort(key=lambda n: n.distance)
     plan.verdict = decide(plan.text, plan.neighbours, thresholds)
 
 
