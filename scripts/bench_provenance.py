@@ -135,8 +135,8 @@ def bench_write(size: int, writes: int, cache: Path, precompute: bool = False) -
             return f"The user keeps a {what} about the {a} and {b} garden plan"
 
         rounds = [("new", [cand(new_text("note"), "s1")]) for i in range(n)]
-        slot_texts = [f"The user now lives next to the {a} and {b} garden" for a, b in
-                      (next(fresh) for _ in range(n))]  # fills an attribute: the old value is looked up by it
+        slot_texts = [f"The user's friend {a} {b} lives near the river" for a, b in
+                      (next(fresh) for _ in range(n))]  # fills an attribute: looked up by it (another holder: new)
         rounds = [r for i in range(n) for r in (
             rounds[i], ("new_filling_an_attribute", [cand(slot_texts[i], "s5")]), ("restated", [cand(stored[i], "s2")]),
             ("update", [cand(stored[n + i].replace("统一使用Python 3.11", "改用Python 3.12"), "s3")]))]
@@ -269,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
               f"embedding {out['embedding']}):")
         for kind in KINDS:
             f = out[kind]
-            print(f"  {kind.replace('new_filling_an_attribute', 'new, slot'):<11} p50 {f['p50_ms']:>7} ms  p90 {f['p90_ms']:>7} ms  CPU p50 {f['cpu_p50_ms']:>7} ms  "
+            name = "new, slot" if kind == "new_filling_an_attribute" else kind
+            print(f"  {name:<11} p50 {f['p50_ms']:>7} ms  p90 {f['p90_ms']:>7} ms  CPU p50 {f['cpu_p50_ms']:>7} ms  "
                   f"({f['n']} writes; {f['decisions']})")
         return 0
     out = bench_show(args.size, args.shows)
