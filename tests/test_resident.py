@@ -239,6 +239,20 @@ def test_a_root_removed_while_the_resident_warms_up_is_not_brought_back_to_life(
     assert not resident_client.socket_path(seeded).exists()
 
 
+def test_a_root_whose_files_go_while_the_resident_warms_up_is_a_clean_exit(seeded, monkeypatch):
+    """The race above, made certain: the store's files vanish under the warm-up, which fails on them. Nothing
+    failed (exit 0), and nothing is logged into the removed root (the log would make its folder again)."""
+    gone = seeded.root.parent / "removed"
+
+    def warm(self):
+        os.rename(seeded.automem_dir, gone)
+        raise FileNotFoundError("chroma.sqlite3 went away")
+
+    monkeypatch.setattr(resident.Resident, "warm", warm)
+    assert resident.serve(seeded, idle_s=1.0) == 0
+    assert not seeded.automem_dir.exists()
+
+
 def test_a_killed_servers_socket_is_replaced_and_another_version_makes_it_exit(seeded, servers):
     first = servers.start(seeded)
     os.kill(first.pid, signal.SIGKILL)

@@ -389,6 +389,8 @@ def serve(location: Location, config: Config | None = None, idle_s: float | None
             listener.listen(64)
             listener.settimeout(TICK_S)
         except Exception as exc:  # noqa: BLE001
+            if root_gone():
+                return 0  # removed while warming up (the error is its files going): nobody to answer, nothing failed
             log_event(location, "resident_failed", error=_line(exc))
             _hold_off_spawns(location)
             return 1
