@@ -159,22 +159,22 @@ class Searching:
 
     def _with_distances(self, found, embedding, known: dict[str, float]) -> list[tuple[Memory, float, float]]:
         """Keyword hits (index items, BM25) as (memory, BM25, cosine distance to `embedding`)."""
-        read = self._read_with_distances([item.id for item, _ in found], embedding)
-        return [(read[item.id][0], score, known.get(item.id, read[item.id][1])) for item, score in found
-                if item.id in read and read[item.id][0].status == "active"]
-
-    def _read_with_distances(self, ids: Sequence[str], embedding) -> dict[str, tuple[Memory, float]]:
-        """id -> (its record, its cosine distance to `embedding`), in one read of documents, metadata and vectors."""
         import numpy as np
 
-        if not ids:
-            return {}
-        with self._thread_lock:
-            res = self._read("read", lambda: self.collection.get(
-                ids=list(ids), include=["documents", "metadatas", "embeddings"]))
-        q = np.asarray(embedding, dtype=np.float32)
-        return {i: (Memory.read(i, d, m), float(1.0 - float(np.dot(q, np.asarray(e, dtype=np.float32)))))
-                for i, d, m, e in zip(res["ids"], res["documents"], res["metadatas"], res["embeddings"])}
+        missing = [item.id for item, _ in found if item.id not in known]
+        records: dict[str, Memory] = {}
+        dists = dict(known)
+        if found:
+            with self._thread_lock:
+                res = self._read("read", lambda: self.collection.get(
+                    ids=[item.id for item, _ in found], include=["documents", "metadatas", "embeddings"]))
+            q = np.asarray(embedding, dtype=np.float32)
+            for i, d, m, e in zip(res["ids"], res["documents"], res["metadatas"], res["embeddings"]):
+                records[i] = Memory.read(i, d, m)
+                if i in missing:
+                    dists[i] = float(1.0 - float(np.dot(q, np.asarray(e, dtype=np.float32))))
+        return [(records[item.id], score, dists[item.id]) for item, score in found
+                if item.id in records and records[item.id].status == "active"]
 
 
 def next_pool(pool: int, k: int, visible: int, *, reads_metadata: bool) -> int | None:
