@@ -305,6 +305,64 @@ def test_a_persons_same_words_moved_reach_their_prompt_once_and_nobody_elses(roo
         assert "shifts" not in seen["block"] + seen["prefetch"], (who, seen)
 
 
+def test_a_persons_new_value_of_an_attribute_is_never_asked_about_anyone_elses(root, monkeypatch):
+    """Issue 29's lookup by attribute through the provider as the gateway calls it. The owner lives in Chicago, among
+    memories nearer to "Austin is where I've settled now" than that one. Said by the owner, those words are looked
+    up by the attribute they fill and wait for a judge with Chicago; said by Alice or Bob, strangers in DMs, they
+    never are: offline nothing of theirs waits on the owner's memory, and a judge that answers "update" to every
+    pair it is shown is never shown one of the owner's. A blanket settle then replaces only the owner's old value."""
+    from automem.core.candidate import waits_for
+    from automem.core.write_path import settle_waiting
+    from tests.support.fake_llm import FakeLLM
+    from tests.test_write_path import CROWD, JUDGE, judge_requests
+
+    old, new = "The user lives in Chicago.", "Austin is where I've settled now."
+    owner = owner_cli(root)
+    try:
+        assert all(remember(owner, text)["decision"] == "new" for text in [old] + CROWD)
+    finally:
+        owner.shutdown()
+    owners = {m.text: m.id for m in all_memories(root)}
+    [chicago] = [i for t, i in owners.items() if "Chicago" in t]
+
+    alice = provider_for(root, "tg-alice", ALICE)  # offline: the rules backend
+    try:
+        assert remember(alice, new)["decision"] == "new"
+    finally:
+        alice.shutdown()
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["update"] * 10}]) as llm:
+        monkeypatch.setenv("AUTOMEM_EXTRACT_BACKEND", "openai")
+        monkeypatch.setenv("AUTOMEM_EXTRACT_BASE_URL", llm.url)
+        monkeypatch.setenv("AUTOMEM_EXTRACT_API_KEY", "fake-key")
+        bob = provider_for(root, "tg-bob", BOB)
+        try:
+            assert remember(bob, new)["decision"] == "new"
+        finally:
+            bob.shutdown()
+        shown = [pair["old"] for call in judge_requests(llm) for pair in call]
+    assert not set(shown) & set(owners), shown  # Bob's write was shown none of the owner's memories
+    strangers = [m for m in all_memories(root) if m.scope in ("user:telegram:1001", "user:telegram:1002")]
+    assert len(strangers) == 2 and not [w for m in strangers for w, _ in waits_for(m) if w in owners.values()]
+
+    monkeypatch.setenv("AUTOMEM_EXTRACT_BACKEND", "rules")
+    owner = owner_cli(root, "cli-2")
+    try:
+        assert remember(owner, new)["decision"] == "new"
+    finally:
+        owner.shutdown()
+    [mine] = [m for m in all_memories(root) if m.scope == OWNER and "Austin is where" in m.text]
+    assert (chicago, True) in waits_for(mine)  # the lookup runs here: the owner's same words found the old value
+
+    store = Store(Location(root, "default"), Config())
+    try:
+        for scopes in ((OWNER,), ("user:telegram:1001", "user:telegram:1002")):
+            settle_waiting(store, lambda pairs: ["update"] * len(pairs), "default", scopes)
+    finally:
+        store.close()
+    active = {m.id for m in all_memories(root)}
+    assert chicago not in active and {m.id for m in strangers} <= active and mine.id in active
+
+
 PRIVATE = {"Remember that my home address is 12 Baker Street, London": "Baker",
            "记住：我家住在杭州市西湖区文三路100号": "文三路",
            "Remember that I was diagnosed with type 2 diabetes last year": "diabetes",
