@@ -526,7 +526,7 @@ def test_the_corpus_is_large_three_labelled_and_covers_everyday_domains():
     # an event replaces another only when a planned one moved (issue 29: tune t607-t610; the blind "shapes" part holds
     # a few too, as do the later shapes parts); the parts written before never have one
     earlier = [p for part in sorted(ev.HELD_OUT - {"shapes", "shapes2", "shapes3", "shapes4", "shapes5", "shapes6",
-                                                       "shapes7"})
+                                                       "shapes7", "shapes8"})
                for p in ev.load_pairs(part)]
     assert not [p["id"] for p in earlier if p["wing"] == "episodic" and p["label"] == "replaces"]
     moved = {p["note"] for p in tune if p["wing"] == "episodic" and p["label"] == "replaces"}
@@ -535,7 +535,7 @@ def test_the_corpus_is_large_three_labelled_and_covers_everyday_domains():
 
 
 @pytest.mark.parametrize("part", ["numbers", "kinds", "shapes", "shapes2", "shapes3", "shapes4", "shapes5",
-                                  "shapes6", "shapes7"])
+                                  "shapes6", "shapes7", "shapes8"])
 def test_the_later_held_out_parts_hold_all_three_labels_in_both_languages(part):
     """Written blind to the rules (tests/data/dedup_corpus/FIRST_CONTACT.md): only their shape is checked here."""
     pairs = ev.load_pairs(part)

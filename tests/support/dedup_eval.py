@@ -20,13 +20,16 @@ PARTS = {"tune": CORPUS / "tune.jsonl", "holdout": CORPUS / "holdout.jsonl",
          "shapes": CORPUS / "holdout_29.jsonl", "shapes2": CORPUS / "holdout_29b.jsonl",
          "shapes3": CORPUS / "holdout_29c.jsonl", "shapes4": CORPUS / "holdout_29d.jsonl",
          "shapes5": CORPUS / "holdout_29e.jsonl", "shapes6": CORPUS / "holdout_29f.jsonl",
-         "shapes7": CORPUS / "holdout_29g.jsonl",
+         "shapes7": CORPUS / "holdout_29g.jsonl", "shapes8": CORPUS / "holdout_29h.jsonl",
          # tuning probes, each written blind by another writer (tests/data/dedup_corpus/probes/README.md)
          "probes18": CORPUS / "probes" / "probes18.jsonl", "probes19": CORPUS / "probes" / "probes19.jsonl",
-         "probes20": CORPUS / "probes" / "probes20.jsonl",
+         "probes20": CORPUS / "probes" / "probes20.jsonl", "probes21": CORPUS / "probes" / "probes21.jsonl",
          "old": DATA / "dedup_pairs.jsonl"}
 HELD_OUT = {"holdout", "numbers", "kinds", "shapes", "shapes2", "shapes3", "shapes4", "shapes5", "shapes6",
-            "shapes7"}
+            "shapes7", "shapes8"}
+# The later held-out parts' writers numbered their pairs from 1 again: a prefix per part keeps the ids apart.
+ID_PREFIX = {"shapes": "s29-", "shapes2": "s29b-", "shapes3": "s29c-", "shapes4": "s29d-", "shapes5": "s29e-",
+             "shapes6": "s29f-", "shapes7": "s29g-", "shapes8": "s29h-"}
 MODES = ("offline", "judge", "settle")
 LABELS = ("restatement", "both_true", "replaces")
 OLD_LABELS = {"restatement": "restatement", "changed_value": "replaces", "related": "both_true",
@@ -49,20 +52,7 @@ def load_pairs(part: str) -> list[dict]:
             if row.get("label") not in LABELS or row.get("wing") not in ("user", "episodic", "instruction"):
                 raise ValueError(f"{PARTS[part]}:{n}: label must be one of {LABELS} and wing user|episodic|instruction")
             row.setdefault("id", f"{part}{n}")
-            if part == "shapes":  # its writer numbered its pairs h001.. as the first held-out part did
-                row["id"] = f"s29-{row['id']}"
-            elif part == "shapes2":
-                row["id"] = f"s29b-{row['id']}"
-            elif part == "shapes3":
-                row["id"] = f"s29c-{row['id']}"
-            elif part == "shapes4":
-                row["id"] = f"s29d-{row['id']}"
-            elif part == "shapes5":
-                row["id"] = f"s29e-{row['id']}"
-            elif part == "shapes6":
-                row["id"] = f"s29f-{row['id']}"
-            elif part == "shapes7":
-                row["id"] = f"s29g-{row['id']}"
+            row["id"] = ID_PREFIX.get(part, "") + row["id"]
             pairs.append(row)
     return pairs
 
