@@ -241,6 +241,21 @@ def test_a_slot_changed_in_far_words_is_found_by_the_attribute_not_by_distance(s
     assert len(store.list(profile="judged")) == len(CROWD) + 1
 
 
+def test_the_lookup_by_attribute_reads_the_writers_profile_not_anothers_shared_instructions(store):
+    """Instructions are shared across profiles, but a write replaces only its own profile's old value: the lookup asks
+    the index for the writer's profile, so another profile's newer instructions filling the same attribute never
+    crowd its own old value out of the few it reads."""
+    from automem.core.memory import OWNER
+
+    remember(store, [Candidate("请用英文回答我", wing="instruction")])
+    remember(store, [Candidate(t, wing="instruction", profile="editor")
+                     for t in ("Always reply in French.", "回复请用德语", "Answer in Spanish, please.")])
+    assert len([m for m in store.list(profile=None) if m.wing == "instruction"]) == 4
+    found = store.filling(["REPLY_LANGUAGE"], profile="default", wings=("instruction", "user"), scope=OWNER)
+    assert [m.text for m in found] == ["请用英文回答我"]
+    assert len(store.filling(["REPLY_LANGUAGE"], profile="editor", wings=("instruction",), scope=OWNER)) == 3
+
+
 def test_a_memory_waiting_in_a_close_and_a_far_pair_has_both_settled_in_one_call(store):
     """Stored without a judge, "Austin is where I've settled now" waits with "Austin FC is the team I follow" (close:
     any answer applies) and with "The user lives in Chicago" (far, the same attribute: only an update). The next

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
 from ..paths import Location
-from .index_file import COLUMNS, index_path, meta_value, reading
+from .index_file import COLUMNS, INDEX_VERSION, index_path, meta_value, reading
 from .index_words import bound_query, match_expression, query_terms
 from .memory import CATEGORY_OF_WING
 
@@ -131,18 +131,25 @@ def items(location: Location, where: dict | None = None) -> list[RecallItem]:
     return []
 
 
-def filling(location: Location, slots: Sequence[str], where: dict | None, limit: int = 3) -> list[RecallItem] | None:
+def filling(location: Location, slots: Sequence[str], where: dict | None, limit: int = 3,
+            generation: str | None = None) -> list[RecallItem] | None:
     """Up to `limit` memories passing `where` that fill one of `slots` (the `slots` column), newest first; None when
-    the index cannot say. How the write path finds a slot's old value that no vector query brings back ("The user
-    lives in Chicago" is 0.85 away from "Austin is where I've settled")."""
+    the index cannot say, or (`generation` given) does not reflect that generation of the store yet. How the write
+    path finds a slot's old value that no vector query brings back ("The user lives in Chicago" is 0.85 away from
+    "Austin is where I've settled")."""
     if not slots:
         return []
     with _filtered(location, where, strict=False) as read:
         if read:
             conn, cond, params = read
+            if generation is not None and (meta_value(conn, "version") != INDEX_VERSION
+                                           or meta_value(conn, "generation") != generation):
+                return None
             said = " OR ".join("m.slots LIKE ?" for _ in slots)
-            return _items(conn.execute(f"{_SELECT} WHERE m.slots != '' AND ({said}) AND {cond} "
-                                       "ORDER BY m.updated_at DESC LIMIT ?",
+            # the newest ids first, then their rows: sorting every matching row whole costs more than the read
+            newest = (f"SELECT m.id FROM memories m WHERE m.slots != '' AND ({said}) AND {cond} "
+                      "ORDER BY m.updated_at DESC LIMIT ?")
+            return _items(conn.execute(f"{_SELECT} WHERE m.id IN ({newest}) ORDER BY m.updated_at DESC",
                                        [f"%|{s}|%" for s in slots] + params + [int(limit)]).fetchall())
     return None
 

@@ -55,18 +55,20 @@ class Searching:
 
     def filling(self, slots: Sequence[str], *, profile: str, wings: Sequence[str], scope: str,
                 where: dict | None = None, limit: int = 3) -> list[Any]:
-        """Up to `limit` visible memories of `profile`'s `wings` and `scope` that fill one of the single-valued
-        `slots`, newest first, as the recall index holds them (`index.RecallItem`: id, text, wing...): how the write
-        path finds a slot's old value whatever its wording. One SQLite read, no Chroma: the records are read only if
-        a judge's answer is applied. Empty when the index is not current (a write never waits for its rebuild)."""
+        """Up to `limit` visible memories of `profile` itself (not another profile's shared instructions), in its
+        `wings` and `scope`, that fill one of the single-valued `slots`, newest first, as the recall index holds them
+        (`index.RecallItem`: id, text, wing...): how the write path finds a slot's old value whatever its wording.
+        One SQLite read, no Chroma: the records are read only if a judge's answer is applied. Empty when the index
+        is not current (a write never waits for its rebuild)."""
         from . import index
 
-        if not slots or not (index.is_fresh(self.location, self.generation()) if self.backend == "embedded"
-                             else index.index_path(self.location).exists()):
+        if not slots:
             return []
-        flt = self.where(profile, wings=wings, extra=where, scopes=(scope,), inherit=False)
+        flt = self.where(profile, wings=wings, extra={**(where or {}), "profile": profile}, scopes=(scope,),
+                         inherit=False)
+        generation = str(self.generation()) if self.backend == "embedded" else None
         try:
-            return index.filling(self.location, sorted(slots), flt, limit) or []
+            return index.filling(self.location, sorted(slots), flt, limit, generation) or []
         except (ValueError, AutomemError):
             return []
 

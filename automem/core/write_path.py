@@ -297,7 +297,7 @@ def _look_up_slot(store, plan: _Planned, superseded_here: set, thresholds: Thres
     wings = (cand.wing, SIBLING_WING[cand.wing]) if cand.wing in SIBLING_WING else (cand.wing,)
     found = {m.id: m for m in store.filling(said, profile=cand.profile, wings=wings, scope=cand.scope,
                                             where={"room": {"$nin": sorted(EVENT_ROOMS)}})
-             if m.id not in superseded_here and m.id != plan.id and m.profile == cand.profile} if said else {}
+             if m.id not in superseded_here and m.id != plan.id} if said else {}
     # a vector neighbour within SLOT_DISTANCE was compared as one already; beyond it, or in the other wing, only the
     # attribute found it (its records are read if a judge's answer is applied; its distance is not measured)
     kept = [n for n in plan.neighbours if n.id not in found or n.distance <= SLOT_DISTANCE]
