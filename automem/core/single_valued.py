@@ -7,6 +7,7 @@ the write path's cheap test before it looks for the old value in the sibling win
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .analysis import (
     _POSSESSIVE,
@@ -48,19 +49,33 @@ def _owned_at(x: Analysis, i: int) -> bool:
     return False
 
 
-def slots(x: Analysis) -> set[str]:
+def slots(x: Analysis) -> frozenset[str]:
     """The single-valued attributes `x` gives a value of: one it always is (LIVE, WORK, ... or a phrase implying one:
     "moved to" a place, "跳槽到" a company), or one said as someone's (the project's DATABASE, the user's EDITOR)."""
+    return _slots(x.text)
+
+
+# Cached by text (an Analysis is `analyse(text)`'s, itself cached): a stored memory is read against every candidate
+# it neighbours, and a write reads one pair's attributes several times (asked_slot, single_valued_change...).
+@lru_cache(maxsize=4096)
+def _slots(text: str) -> frozenset[str]:
+    x = analyse(text)
     found = {key for key, phrases in SINGLE_HELD.items()
              if key in x.concepts or any(has_phrase(x.text, p) for p in phrases)}
     found |= {u.key for i, u in enumerate(x.units) if u.kind == "concept" and u.key in SINGLE_OWNED and _owned_at(x, i)}
-    return found
+    return frozenset(found)
 
 
-def slots_said(x: Analysis) -> set[str]:
+def slots_said(x: Analysis) -> frozenset[str]:
     """The single-valued attributes `x` may be about, read loosely (the lexicon's `single_valued.asked`: "Austin is
     where I've settled" is where the user lives, "我转行当程序员了" their role): what the write path looks the old
     value up by (`automem.core.index`'s `slots` column), never a decision."""
+    return _slots_said(x.text)
+
+
+@lru_cache(maxsize=4096)
+def _slots_said(text: str) -> frozenset[str]:
+    x = analyse(text)
     classes = {u.key.partition(":")[0] for u in x.units if u.kind == "value"}
     low = x.text.lower()
     found = set(slots(x))
@@ -68,7 +83,7 @@ def slots_said(x: Analysis) -> set[str]:
         if (concepts & x.concepts or value_classes & classes or any(p in x.text for p in cjk)
                 or (latin is not None and latin.search(low))):
             found.add(key)
-    return found
+    return frozenset(found)
 
 
 def _compile_asked() -> dict[str, tuple[frozenset, frozenset, tuple, re.Pattern | None]]:
