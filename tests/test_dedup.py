@@ -483,6 +483,30 @@ def test_a_judge_may_correct_an_event_in_one_detail_when_nothing_says_it_is_anot
     assert event_may_replace(new, old)
 
 
+@pytest.mark.parametrize("old, new", [
+    ("Met the landlord at the flat on Tuesday evening; he asked for a $500 deposit.",
+     "Tuesday evening's meeting with the landlord at the flat: the deposit he wants is $700."),
+    ("用户周五晚上和小张在西贝吃了饭，花了380元。", "周五晚上跟小张吃的西贝，一共花了290块。"),
+    ("The user's car was towed from Elm Street yesterday and the fine was $120.",
+     "Yesterday the car got towed off Maple Street; the fine came to $120."),
+])
+def test_one_days_event_retold_in_other_words_with_one_detail_otherwise_may_be_corrected_by_a_judge(old, new):
+    """Retold in other words, several stretches differ, though one detail changed: a day in common and most of the
+    substance say it is one occasion (`occurrence._one_day_retold`), so a judge's update is applied."""
+    assert another_occurrence(analyse(old), analyse(new)) == ""
+    assert event_may_replace(new, old)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("昨天在宜家花了两千块买了书架", "昨天把两千块转给了装修师傅"),  # one day, one amount, two events
+    ("Went to the gym on Saturday morning and trained legs", "Went to the gym on Sunday morning and trained chest"),
+    ("On Friday the user paid the plumber $60 to fix the sink", "On Friday the user spent $60 on groceries at Trader Joe's"),
+])
+def test_two_events_of_one_day_or_like_days_stay_two_whatever_a_judge_says(old, new):
+    assert another_occurrence(analyse(old), analyse(new))
+    assert not event_may_replace(new, old)
+
+
 @pytest.mark.parametrize("old, new, sign", [
     ("The user deployed 1.4.0 of the gateway", "The user deployed 1.4.1 of the gateway", "another instance"),
     ("Reviewed PR #2201 for the checkout flow", "Reviewed PR #2210 for the checkout flow", "another instance"),

@@ -16,12 +16,13 @@ from __future__ import annotations
 import difflib
 import re
 
-from .analysis import KIN, Analysis, _repeats, _slot_sequence, has_phrase
+from .analysis import KIN, Analysis, _repeats, _slot_sequence, has_phrase, overlap
 from .tokens import (
     _CJK_CHAR,
     MOVABLE_CONCEPTS,
     NOT_OCCURRENCE,
     OCCURRENCE_ANCHORS,
+    OCCURRENCE_DAYS,
     OCCURRENCE_NUMBERED,
     OCCURRENCE_PEOPLE,
     OCCURRENCE_PERIODS,
@@ -50,7 +51,7 @@ def another_occurrence(a: Analysis, b: Analysis) -> str:
     ta, tb = a.concepts & OCCURRENCE_PERIODS, b.concepts & OCCURRENCE_PERIODS
     if ta and tb and ta != tb:
         return f"another period ({'/'.join(sorted(ta))} -> {'/'.join(sorted(tb))})"
-    if a.lang == b.lang and _stretches(a, b) >= 2:
+    if a.lang == b.lang and _stretches(a, b) >= 2 and not _one_day_retold(a, b):
         return "more than one stretch differs"
     if not _anchors(a) & _anchors(b):
         return "nothing ties them to one occasion (no day, date, number or 'this time' in common)"
@@ -71,6 +72,24 @@ def _anchors(x: Analysis) -> set[str]:
              or (u.kind == "concept" and u.key in MOVABLE_CONCEPTS and u.key not in _NOT_AN_OCCASION)}
     found |= {f"when:{next(g for g in m.groups() if g)}" for m in _WHEN.finditer(x.text)}
     return found | {w.lower() for w in OCCURRENCE_ANCHORS if has_phrase(x.text, w)}
+
+
+# The substance (`analysis.overlap`'s shared weight: about four words or two names) two tellings of one day's event
+# have in common when one retells it in other words with a detail otherwise ("Had lunch with Priya at Tartine on
+# Monday; it cost $45" / "Monday's lunch with Priya was at Tartine, and the check came to $60"). Two events of one
+# day share less ("昨天在宜家花了三千块买家具" / "昨天把三千块转给了房东当押金").
+RETOLD_SHARED = 8.0
+
+
+def _days(x: Analysis) -> set[str]:
+    """The anchors of `x` that name one day: a weekday, a date, "yesterday", "今晚" (not a part of the day, a month)."""
+    return {k for k in _anchors(x) if k.startswith(("weekday:", "when:")) or k in OCCURRENCE_DAYS}
+
+
+def _one_day_retold(a: Analysis, b: Analysis) -> bool:
+    """One event of one day told again in other words: a day in common and most of the substance, so that the
+    stretches told otherwise are its rewording and the detail it corrects, not another occurrence."""
+    return bool(_days(a) & _days(b)) and overlap(a, b).shared >= RETOLD_SHARED
 
 
 def _stretches(a: Analysis, b: Analysis) -> int:
