@@ -500,7 +500,8 @@ def test_one_days_event_retold_in_other_words_with_one_detail_otherwise_may_be_c
 @pytest.mark.parametrize("old, new", [
     ("昨天在宜家花了两千块买了书架", "昨天把两千块转给了装修师傅"),  # one day, one amount, two events
     ("Went to the gym on Saturday morning and trained legs", "Went to the gym on Sunday morning and trained chest"),
-    ("On Friday the user paid the plumber $60 to fix the sink", "On Friday the user spent $60 on groceries at Trader Joe's"),
+    ("On Friday the user paid the plumber $60 to fix the sink",
+     "On Friday the user spent $60 on groceries at Trader Joe's"),
 ])
 def test_two_events_of_one_day_or_like_days_stay_two_whatever_a_judge_says(old, new):
     assert another_occurrence(analyse(old), analyse(new))
