@@ -256,6 +256,33 @@ def test_the_lookup_by_attribute_reads_the_writers_profile_not_anothers_shared_i
     assert len(store.filling(["REPLY_LANGUAGE"], profile="editor", wings=("instruction",), scope=OWNER)) == 3
 
 
+@pytest.mark.parametrize("how", ["judge", "offline then settle"])
+def test_an_instruction_refiled_as_persona_is_decided_against_the_instructions_too(store, how):
+    """Said as an instruction, "每晚十点记得催我吃药" is filed as persona by the screening (a health fact stays the owner's);
+    it restates the instruction "每天晚上10点提醒用户吃药", which is in the other wing. Decided against both wings, it is
+    merged by a judge now, or linked and merged by the next one; never left beside it, injected twice."""
+    from automem.core.write_path import settle_waiting
+
+    old, new = "每天晚上10点提醒用户吃药。", "每晚十点记得催我吃药。"
+    [first] = remember(store, [Candidate(old, wing="instruction", room="cli")])
+    asked: list = []
+
+    def judge(pairs):
+        asked.extend(pairs)
+        return ["duplicate" if o == old else "new" for _, o, *_ in pairs]
+
+    [d] = remember(store, [Candidate(new, wing="instruction", room="cli")], judge=judge if how == "judge" else None)
+    assert "filed as persona" in d.reason
+    if how == "judge":
+        assert (d.action, d.matched_id) == ("duplicate", first.id) and asked[0][:2] == (new, old)
+    else:
+        assert d.action == "new"
+        [stored] = [m for m in store.list() if m.text == new]
+        assert stored.wing == "user" and stored.extra[RELATED_TO] == first.id
+        assert [s["answer"] for s in settle_waiting(store, judge, "default")] == ["duplicate"]
+    assert [(m.text, m.wing) for m in store.list()] == [(old, "instruction")]
+
+
 def test_a_memory_waiting_in_a_close_and_a_far_pair_has_both_settled_in_one_call(store):
     """Stored without a judge, "Austin is where I've settled now" waits with "Austin FC is the team I follow" (close:
     any answer applies) and with "The user lives in Chicago" (far, the same attribute: only an update). The next

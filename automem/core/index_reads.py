@@ -370,11 +370,11 @@ def counts(location: Location) -> dict:
 _WAITING = ("SELECT a.rowid, a.id, b.id, a.profile, b.profile, a.wing, a.scope FROM memories a JOIN memories b "
             "ON b.id = a.{col} WHERE a.{col} != '' AND {same_wing} AND b.scope = a.scope")
 _LINKS = ("related_to", "maybe_updates")
-# A close pair is of one wing; a far one may join persona and instruction: a new value found by the attribute both
-# fill, filed in the other wing ("从现在起用日语跟我说" as persona, "请用英文回答我" as an instruction).
-_SAME_WING = {"related_to": "b.wing = a.wing",
-              "maybe_updates": "(b.wing = a.wing OR (a.wing IN ('user', 'instruction') "
-                               "AND b.wing IN ('user', 'instruction')))"}
+# A pair is of one wing, or joins persona and instruction: a new value found by the attribute both fill, filed in
+# the other wing ("从现在起用日语跟我说" as persona, "请用英文回答我" as an instruction), or a candidate the screening
+# refiled, linked to what it may restate in the wing it was given for (automem.core.write_path._across_wings).
+_SIBLINGS = "(b.wing = a.wing OR (a.wing IN ('user', 'instruction') AND b.wing IN ('user', 'instruction')))"
+_SAME_WING = {"related_to": _SIBLINGS, "maybe_updates": _SIBLINGS}
 
 
 def waiting(location: Location, scope: str | None = None, limit: int | None = None) -> list[tuple[str, ...]]:

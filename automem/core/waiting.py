@@ -64,7 +64,7 @@ def find_waiting(store, writers: Sequence[tuple[str, str]], limit: int | None) -
         if far is None:
             continue  # the index is behind the store
         if not any(writable(newer, p, s, newer.wing, store.config)
-                   and writable(older, p, s, older.wing if far else newer.wing, store.config) for p, s in writers):
+                   and writable(older, p, s, older.wing, store.config) for p, s in writers):
             continue  # another profile's or person's pair: never judged for this writer
         out.append(Waiting(newer, older, far=far))
         taken.update((newer_id, older_id))

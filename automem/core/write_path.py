@@ -17,7 +17,8 @@ What a write settles, all here:
   this write's judge call when it makes one anyway, a bounded number (`dedup_settle_pairs`), so a store written
   offline converges without the user doing anything (`settle_waiting` does the same for a caller with no
   candidates: a session's job that asked the judge nothing, automem.extract.pipeline.background_settle);
-- a new value filed in the sibling wing (persona / instruction) updates the old value there too (`_update_across`).
+- a new value filed in the sibling wing (persona / instruction) updates the old value there too, and a candidate the
+  screening refiled is decided against both wings (`_across_wings`).
 
 The slow parts run outside the inter-process write lock: embedding, and the judge (one batched LLM call for the
 pairs the rules cannot settle). The rules decide under the lock; with a judge the lock is let go for its call and
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Collection, Sequence
 
 from ..log import log_event
 from ..text import redact_secrets, scrub_surrogates, validate
@@ -97,6 +98,7 @@ class _Planned:
     screening: Screening | None = None  # injection-shaped: to be held for the owner's review (then `id` is held_id)
     stored_id: str = ""  # the id it has (or would have) as a memory
     twin: Memory | None = None  # held: the memory under `stored_id`; else: a held copy under held_id(id), if any
+    refiled: bool = False  # the screening filed it in the sibling wing of the one it was given for
 
     @property
     def held(self) -> bool:
@@ -158,7 +160,7 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
         thresholds = Thresholds.from_config(store.config)
         if judge is None:
             with store.lock():
-                plans = _plan(store, valid, vectors, thresholds, held)
+                plans = _plan(store, valid, vectors, thresholds, held, set(notes))
                 applied = _apply_all(store, plans, now, thresholds, {})
         else:
             # The neighbour lookups take the lock briefly (an embedded store read while another process writes
@@ -166,7 +168,7 @@ def remember(store, candidates: Sequence[Candidate], judge: Judge | None = None,
             answers: dict[tuple[str, str], str] = {}  # (new, old) -> the judge's word, for the cluster of an update
             with store.lock():
                 generation = store.generation()
-                plans = _plan(store, valid, vectors, thresholds, held)
+                plans = _plan(store, valid, vectors, thresholds, held, set(notes))
                 waiting = (find_waiting(store, [(p.candidate.profile, p.candidate.scope) for p in plans
                                                 if p.candidate.room not in EVENT_ROOMS and not p.held],
                                         store.config.dedup_settle_pairs)
@@ -219,14 +221,17 @@ def _recording(judge: Judge, answers: dict) -> Judge:
     return recorded
 
 
-def _plan(store, valid, vectors, thresholds: Thresholds, held: dict[int, Screening]) -> list[_Planned]:
-    """Decide every candidate against the store and against the earlier candidates of the same batch."""
+def _plan(store, valid, vectors, thresholds: Thresholds, held: dict[int, Screening],
+          refiled: Collection[int] = ()) -> list[_Planned]:
+    """Decide every candidate against the store and against the earlier candidates of the same batch. `refiled`:
+    the positions (in `valid`) of the candidates the screening filed in another wing than the one they came for."""
     plans: list[_Planned] = []
     for (i, cand, norm), vec in zip(valid, vectors):
         mid = cand.id or memory_id(cand.profile, cand.wing, norm, cand.scope)
         screening = held.get(i)
         plans.append(_Planned(cand, norm, held_id(mid) if screening else mid, list(vec),
-                              Verdict("new", None, "", False), None, screening=screening, stored_id=mid))
+                              Verdict("new", None, "", False), None, screening=screening, stored_id=mid,
+                              refiled=i in refiled))
     _look_up(store, plans)
     for n, plan in enumerate(plans):
         _decide(store, plan, plans[:n], thresholds)
@@ -282,8 +287,8 @@ def _decide(store, plan: _Planned, earlier: list[_Planned], thresholds: Threshol
         plan.verdict = decide(plan.text, neighbours, thresholds, event=cand.wing == EVENT_WING)
         if plan.verdict.action == "new" and cand.wing != EVENT_WING:
             _look_up_slot(store, plan, superseded_here, thresholds)
-        if plan.verdict.action == "new" and cand.wing in SIBLING_WING and changes_a_value(plan.text):
-            _update_across(store, plan, superseded_here, thresholds)
+        if plan.verdict.action == "new" and cand.wing in SIBLING_WING and (plan.refiled or changes_a_value(plan.text)):
+            _across_wings(store, plan, superseded_here, thresholds)
 
 
 def _look_up_slot(store, plan: _Planned, superseded_here: set, thresholds: Thresholds) -> None:
@@ -312,17 +317,29 @@ def _look_up_slot(store, plan: _Planned, superseded_here: set, thresholds: Thres
     plan.verdict = decide(plan.text, plan.neighbours, thresholds)
 
 
-def _update_across(store, plan: _Planned, superseded_here: set, thresholds: Thresholds) -> None:
+def _across_wings(store, plan: _Planned, superseded_here: set, thresholds: Thresholds) -> None:
     """A new value may be filed in the other wing than the old one: the extractor, or the screening
     (automem.core.instructions), files "we moved to Python 3.12" as persona while "项目统一使用Python 3.11" is an
     instruction. When the rules call the candidate an update of a memory of its own profile and scope in the sibling
-    wing, that one is superseded too; a stale value in the other wing is as stale."""
+    wing, that one is superseded too; a stale value in the other wing is as stale. A candidate the screening refiled
+    is decided against the sibling wing as against its own, restatements included: said as an instruction and filed
+    as persona ("每晚十点记得催我吃药"), it may say again what is stored as one ("每天晚上10点提醒用户吃药")."""
     cand = plan.candidate
     other = [(m, dist) for m, dist in store.search(embedding=plan.vector, k=3, profile=cand.profile,
                                                    wing=SIBLING_WING[cand.wing],
                                                    where={"room": {"$nin": sorted(EVENT_ROOMS)}},
                                                    scopes=(cand.scope,), inherit=False)
              if m.profile == cand.profile and m.id not in superseded_here]
+    if plan.refiled:
+        known = {n.id for n in plan.neighbours}
+        fresh = [(m, d) for m, d in other if m.id not in known and m.id != plan.id]
+        if fresh:
+            plan.records.update((m.id, m) for m, _ in fresh)
+            plan.neighbours = sorted(plan.neighbours + [Neighbour(m.id, m.text, d) for m, d in fresh],
+                                     key=lambda n: n.distance)
+            plan.seen = (*plan.seen, tuple(sorted((m.id, round(d, 4)) for m, d in fresh)))
+            plan.verdict = decide(plan.text, plan.neighbours, thresholds)
+        return
     found = decide(plan.text, [Neighbour(m.id, m.text, d) for m, d in other], thresholds)
     if found.action == "update":
         plan.records.update((m.id, m) for m, _ in other)

@@ -262,12 +262,12 @@ def related_pairs(records: Sequence[Record], merges: Sequence[Merge],
     out = []
     for r in records:
         me = r.memory
-        for link, far in waits_for(me):
+        for link, _ in waits_for(me):
             other = by_id.get(link)
             if (other is None or me.status != "active" or other.memory.status != "active" or me.id in gone
                     or other.memory.id in gone or me.room in EVENT_ROOMS or other.memory.room in EVENT_ROOMS
                     or not (visibility_group(me, shared) == visibility_group(other.memory, shared)
-                            or (far and _siblings(me, other.memory)))):
+                            or _siblings(me, other.memory))):
                 continue
             newer, older = (me, other.memory) if r.pos > other.pos else (other.memory, me)
             out.append((newer, older))
@@ -275,8 +275,9 @@ def related_pairs(records: Sequence[Record], merges: Sequence[Merge],
 
 
 def _siblings(a: Memory, b: Memory) -> bool:
-    """A persona memory and an instruction of one profile and scope: a far pair may join them (the write path found
-    the old value of an attribute in the other wing)."""
+    """A persona memory and an instruction of one profile and scope: a waiting pair may join them (the write path
+    found the old value of an attribute in the other wing, or a refiled candidate near a memory of the wing it was
+    given for)."""
     return a.scope == b.scope and a.profile == b.profile and {a.wing, b.wing} == {"user", "instruction"}
 
 
