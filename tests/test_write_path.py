@@ -258,9 +258,10 @@ def test_the_lookup_by_attribute_reads_the_writers_profile_not_anothers_shared_i
 
 @pytest.mark.parametrize("how", ["judge", "offline then settle"])
 def test_an_instruction_refiled_as_persona_is_decided_against_the_instructions_too(store, how):
-    """Said as an instruction, "每晚十点记得催我吃药" is filed as persona by the screening (a health fact stays the owner's);
-    it restates the instruction "每天晚上10点提醒用户吃药", which is in the other wing. Decided against both wings, it is
-    merged by a judge now, or linked and merged by the next one; never left beside it, injected twice."""
+    """Said as an instruction, "每晚十点记得催我吃药" is filed as persona by the screening (a health fact stays
+    the owner's); it restates the instruction "每天晚上10点提醒用户吃药", which is in the other wing. Decided
+    against both wings, it is merged by a judge now, or linked and merged by the next one; never left beside it,
+    injected twice."""
     from automem.core.write_path import settle_waiting
 
     old, new = "每天晚上10点提醒用户吃药。", "每晚十点记得催我吃药。"
