@@ -91,8 +91,8 @@ def main(argv=None) -> int:
     ap.add_argument("--part", default="tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,shapes6,"
                                       "shapes7,shapes8",
                     help="comma-separated: tune, holdout, numbers, kinds, shapes, shapes2, shapes3, shapes4, "
-                         "shapes5, shapes6, shapes7, shapes8, old, probes18, probes19, probes20, probes21 (default: "
-                         "all but old and the probes)")
+                         "shapes5, shapes6, shapes7, shapes8, old, probes18, probes19, probes20, probes21, "
+                         "probes22 (default: all but old and the probes)")
     ap.add_argument("--mode", default="offline,judge",
                     help="comma-separated: offline, judge, settle (default offline,judge)")
     ap.add_argument("--failures", action="store_true",
