@@ -418,6 +418,11 @@ def test_a_stored_memory_beyond_the_related_distance_is_put_to_a_judge_but_never
     ("I'm married.", "The user is divorced as of this spring.", "PARTNER"),
     ("我们项目用的是MySQL数据库。", "用户的项目已经全部迁到MongoDB了。", "DATABASE"),
     ("Uses Chrome as default browser.", "Firefox is what I browse with nowadays.", "BROWSER"),
+    # rarer things one has one of at a time
+    ("The user keeps their notes in Evernote.", "Everything I jot down goes into Logseq these days.", "NOTES"),
+    ("The user is in Canada on a work permit.", "我拿到枫叶卡了，现在是permanent resident。", "VISA"),
+    ("用户在医院上夜班。", "我现在调成白班了，早七晚三。", "SHIFT"),
+    ("The user's blog is hosted on GitHub Pages.", "博客现在放在Vercel上。", "HOST"),
     # what an instruction sets
     ("请用英文回答我。", "以后都用日语跟我说。", "REPLY_LANGUAGE"),
     ("长度重量都用公制单位。", "给我换算成英制，比如英里和磅。", "UNITS"),
@@ -444,6 +449,7 @@ def test_a_single_valued_attribute_said_in_free_words_is_asked_about_however_far
     ("I work at Salesforce.", "The user used to work at Oracle, years ago."),
     ("用户是单身。", "我最好的朋友刚订婚了。"),
     ("The user likes breakfast tacos", "Austin is where I've settled now."),  # no attribute in common
+    ("My husband keeps his notes in Evernote.", "Everything I jot down goes into Logseq these days."),
 ])
 def test_the_same_attribute_of_another_holder_or_of_the_past_is_not_asked_about(old, new):
     assert asked_slot(analyse(old), analyse(new)) == ""
