@@ -331,6 +331,7 @@ def _across_wings(store, plan: _Planned, superseded_here: set, thresholds: Thres
                                                    scopes=(cand.scope,), inherit=False)
              if m.profile == cand.profile and m.id not in superseded_here]
     if plan.refiled:
+        # one the attribute found stays as it was found: asked whether this is its new value, at any distance
         known = {n.id for n in plan.neighbours}
         fresh = [(m, d) for m, d in other if m.id not in known and m.id != plan.id]
         if fresh:
