@@ -69,6 +69,7 @@ from .index_reads import (
     items,
     keyword_search,
     linking_to,
+    matching_ids,
     newest_first,
     note_recalled,
     page,
@@ -107,8 +108,8 @@ __all__ = [
     "INDEX_NAME", "INDEX_VERSION", "STATES", "index_path",
     # index_reads
     "CANDIDATES_PER_HIT", "COMMON_DF", "DF_CAP", "RecallItem", "block_candidates", "count_waiting", "counts", "filling",
-    "items", "keyword_search", "linking_to", "newest_first", "note_recalled", "page", "recall_signal", "scopes",
-    "visible_ids", "waiting", "where_sql",
+    "items", "keyword_search", "linking_to", "matching_ids", "newest_first", "note_recalled", "page", "recall_signal",
+    "scopes", "visible_ids", "waiting", "where_sql",
     # index_sync
     "SERVER_STAMP", "SYNC_AGE_S", "SyncApplied", "known_ids", "meta_of", "note_meta", "raced", "sync_apply",
     "synced_at",

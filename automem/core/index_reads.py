@@ -154,6 +154,19 @@ def filling(location: Location, slots: Sequence[str], where: dict | None, limit:
     return None
 
 
+def matching_ids(location: Location, where: dict | None, limit: int) -> list[str] | None:
+    """The ids of every active memory passing `where` when there are at most `limit`, else None (or None when the
+    index cannot say): a search whose filter few memories pass reads those few instead of widening a nearest-
+    neighbour query over the whole store (one profile's instructions, a stranger's own memories)."""
+    with _filtered(location, where, strict=False) as read:
+        if read:
+            conn, cond, params = read
+            ids = [r[0] for r in conn.execute(f"SELECT m.id FROM memories m WHERE {cond} LIMIT ?",
+                                              params + [int(limit) + 1])]
+            return ids if len(ids) <= limit else None
+    return None
+
+
 def visible_ids(location: Location, ids: Sequence[str], where: dict | None) -> set[str] | None:
     """Which of `ids` are active memories passing `where`, as the index holds them; None when it cannot say (no
     index, or a filter on a field it does not hold)."""

@@ -101,6 +101,9 @@ class Searching:
         if not index.is_fresh(self.location, self.generation()):
             return None  # a reader rebuilds it (recall does, first); a write never waits for that
         pool: int | None = max(SEARCH_POOL, 4 * k)
+        few = index.matching_ids(self.location, flt, pool)
+        if few is not None:  # no more pass the filter than the first query would read: those, by their vectors
+            return self._nearest_of(embedding, k, few, flt)
         while pool is not None:
             hits = self._query(embedding, pool, ids_only=True)
             ok = index.visible_ids(self.location, [i for i, _ in hits], flt)
@@ -158,6 +161,25 @@ class Searching:
         return fuse(query, vector_hits, keyword_hits, lambda m: m.id, lambda m: m.text, k,
                     self.config.recall_keyword_weight, self.config.recall_rerank_weight,
                     coverage=lambda text: index.coverage(weights, text))
+
+    def _nearest_of(self, embedding: Sequence[float], k: int, ids: Sequence[str],
+                    flt: dict) -> list[tuple[Memory, float]] | None:
+        """The k of `ids` nearest to `embedding`, read with their vectors in one `get` (cosine distance, as Chroma's
+        on the store's unit vectors); None when the store and the index disagree about one (a write in flight)."""
+        import numpy as np
+
+        if not ids:
+            return []
+        with self._thread_lock:
+            res = self._read("read", lambda: self.collection.get(
+                ids=list(ids), include=["documents", "metadatas", "embeddings"]))
+        records = [Memory.read(i, d, m) for i, d, m in zip(res["ids"], res["documents"], res["metadatas"])]
+        if len(records) != len(ids) or not all(matches(m.metadata(), flt) for m in records):
+            return None
+        q = np.asarray(embedding, dtype=np.float32)
+        dists = 1.0 - np.asarray(res["embeddings"], dtype=np.float32) @ q
+        order = np.argsort(dists, kind="stable")[:k]
+        return [(records[i], float(dists[i])) for i in order]
 
     def _with_distances(self, found, embedding, known: dict[str, float]) -> list[tuple[Memory, float, float]]:
         """Keyword hits (index items, BM25) as (memory, BM25, cosine distance to `embedding`)."""
