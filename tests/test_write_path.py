@@ -256,6 +256,19 @@ def test_the_lookup_by_attribute_reads_the_writers_profile_not_anothers_shared_i
     assert len(store.filling(["REPLY_LANGUAGE"], profile="editor", wings=("instruction",), scope=OWNER)) == 3
 
 
+def test_a_new_value_filed_as_persona_finds_its_own_profiles_instruction_among_other_profiles_nearer(store):
+    """The sibling wing is searched for the writer's own profile: other profiles' instructions (shared, nearer to the
+    new value) never crowd its own old value out of the three the search returns, so no stale value stays."""
+    remember(store, [Candidate("项目统一使用Python 3.11", wing="instruction")])
+    remember(store, [Candidate(t, wing="instruction", profile="coder")
+                     for t in ("We moved to Python tooling from Rye", "We moved the Python linters to Ruff",
+                               "Python 3.13 is on the roadmap", "We moved the Python formatter to Black")])
+    assert "项目统一使用Python 3.11" in {m.text for m in store.list()}  # nearer to the new value, none replaced it
+    [d] = remember(store, [Candidate("we moved to Python 3.12", wing="user")])
+    assert d.action == "update" and "项目统一使用Python 3.11" not in {m.text for m in store.list()}
+    assert len([m for m in store.list(profile="coder")]) == 4
+
+
 @pytest.mark.parametrize("how", ["judge", "offline then settle"])
 def test_an_instruction_refiled_as_persona_is_decided_against_the_instructions_too(store, how):
     """Said as an instruction, "每晚十点记得催我吃药" is filed as persona by the screening (a health fact stays

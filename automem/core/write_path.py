@@ -325,11 +325,13 @@ def _across_wings(store, plan: _Planned, superseded_here: set, thresholds: Thres
     is decided against the sibling wing as against its own, restatements included: said as an instruction and filed
     as persona ("每晚十点记得催我吃药"), it may say again what is stored as one ("每天晚上10点提醒用户吃药")."""
     cand = plan.candidate
+    # its own profile's: another profile's shared instructions are not its to replace (and would crowd out the k)
     other = [(m, dist) for m, dist in store.search(embedding=plan.vector, k=3, profile=cand.profile,
                                                    wing=SIBLING_WING[cand.wing],
-                                                   where={"room": {"$nin": sorted(EVENT_ROOMS)}},
+                                                   where={"room": {"$nin": sorted(EVENT_ROOMS)},
+                                                          "profile": cand.profile},
                                                    scopes=(cand.scope,), inherit=False)
-             if m.profile == cand.profile and m.id not in superseded_here]
+             if m.id not in superseded_here]
     if plan.refiled:
         # one the attribute found stays as it was found: asked whether this is its new value, at any distance
         known = {n.id for n in plan.neighbours}
