@@ -261,9 +261,10 @@ def test_two_users_of_one_profile_never_see_each_other(root):
         cli.shutdown()
 
 
-def _fresh_process_recall(root: Path, kwargs: dict, query: str) -> dict:
+def _fresh_process_recall(root: Path, kwargs: dict, query: str, remember_text: str = "") -> dict:
     """The system block and one prefetch as a fresh Hermes process gets them: the plugin file imported as Hermes
-    imports it, the provider initialised with the gateway's identity kwargs, nothing warm."""
+    imports it, the provider initialised with the gateway's identity kwargs, nothing warm. `remember_text`: first,
+    the agent's automem_remember call with it (a persona fact), whose answer is returned under 'remembered'."""
     import json
     import subprocess
     import sys
@@ -276,7 +277,9 @@ def _fresh_process_recall(root: Path, kwargs: dict, query: str) -> dict:
             "class C:\n    provider = None\n    def register_memory_provider(self, p): self.provider = p\n"
             "    def register_tool(self, *a, **k): pass\n    def register_hook(self, *a, **k): pass\n"
             f"c = C(); m.register(c); c.provider.initialize('fresh', hermes_home={str(root)!r}, **{kwargs!r})\n"
-            f"print(json.dumps({{'block': c.provider.system_prompt_block(), "
+            f"r = json.loads(c.provider.handle_tool_call('automem_remember', "
+            f"{{'text': {remember_text!r}, 'category': 'persona'}})) if {remember_text!r} else None\n"
+            f"print(json.dumps({{'remembered': r, 'block': c.provider.system_prompt_block(), "
             f"'prefetch': c.provider.prefetch({query!r})}}))\nc.provider.shutdown()")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -334,11 +337,8 @@ def test_a_persons_new_value_of_an_attribute_is_never_asked_about_anyone_elses(r
         monkeypatch.setenv("AUTOMEM_EXTRACT_BACKEND", "openai")
         monkeypatch.setenv("AUTOMEM_EXTRACT_BASE_URL", llm.url)
         monkeypatch.setenv("AUTOMEM_EXTRACT_API_KEY", "fake-key")
-        bob = provider_for(root, "tg-bob", BOB)
-        try:
-            assert remember(bob, new)["decision"] == "new"
-        finally:
-            bob.shutdown()
+        seen = _fresh_process_recall(root, BOB, "where do I live?", remember_text=new)  # the gateway's next process
+        assert seen["remembered"]["decision"] == "new" and "Chicago" not in seen["block"] + seen["prefetch"]
         shown = [pair["old"] for call in judge_requests(llm) for pair in call]
     assert not set(shown) & set(owners), shown  # Bob's write was shown none of the owner's memories
     strangers = [m for m in all_memories(root) if m.scope in ("user:telegram:1001", "user:telegram:1002")]
