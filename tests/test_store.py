@@ -267,6 +267,23 @@ def test_search_where_few_pass_the_filter_reads_those_few_and_no_nearest_neighbo
     assert store.search(embedding=embedding, k=2, profile="nobody") == []
     if store.backend == "embedded":
         assert queries == []
+        monkeypatch.undo()
+
+
+def test_a_search_filtered_on_several_fields_in_one_clause_is_answered_by_chromas_filtered_query(store):
+    """The write path filters on the room and the profile in one `where` ({"room": ..., "profile": ...}); Chroma
+    takes one field per clause, so its filtered query (the last resort: a server, or a stale index) must get them
+    apart, or the write fails."""
+    from automem.core import index
+
+    texts = [("busy", f"The user lives in the city with postcode {i}") for i in range(80)] + [
+        ("quiet", "绿茶"), ("quiet", "乌龙茶")]  # far from the query: not among the nearest unfiltered ones
+    store.import_memories([Memory(id=memory_id(p, "user", t), text=t, wing="user", profile=p, room="import",
+                                  created_at=i, updated_at=i) for i, (p, t) in enumerate(texts)])
+    index.mark_stale(store.location)  # no index path: the unfiltered pool, then the filtered query
+    embedding = store.embed(["Where does the user live?"])[0]
+    got = store.search(embedding=embedding, k=2, wing="user", where={"room": {"$nin": ["kanban"]}, "profile": "quiet"})
+    assert {m.text for m, _ in got} == {"绿茶", "乌龙茶"}
 
 
 def test_the_next_unfiltered_pool_follows_the_visible_share_and_gives_way_to_the_filtered_query():

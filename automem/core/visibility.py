@@ -106,8 +106,8 @@ def visible_where(profile: str | None, shared_wings: Iterable[str], wing: str | 
             clauses.append(_or([own, owners]))
         else:
             clauses.append(own)
-    if extra:
-        clauses.append(extra)
+    if extra:  # Chroma takes one field per clause: {"room": ..., "profile": ...} is two
+        clauses.extend({key: value} for key, value in extra.items())
     return _and(clauses)
 
 
