@@ -103,7 +103,12 @@ class Searching:
         pool: int | None = max(SEARCH_POOL, 4 * k)
         few = index.matching_ids(self.location, flt, pool)
         if few is not None:  # no more pass the filter than the first query would read: those, by their vectors
-            return self._nearest_of(embedding, k, few, flt)
+            try:
+                return self._nearest_of(embedding, k, few, flt)
+            finally:
+                # as after a query: whatever loaded the vector index since a forget's reopen may have persisted it
+                # with this heap's leftovers (`Store._tidy_after_read`); a search leaves zeros there
+                self._tidy_after_read()
         while pool is not None:
             hits = self._query(embedding, pool, ids_only=True)
             ok = index.visible_ids(self.location, [i for i, _ in hits], flt)
