@@ -169,41 +169,35 @@ class Searching:
 
     def _nearest_of(self, embedding: Sequence[float], k: int, ids: Sequence[str],
                     flt: dict) -> list[tuple[Memory, float]] | None:
-        """The k of `ids` nearest to `embedding`, read with their vectors in one `get` (cosine distance, as Chroma's
-        on the store's unit vectors); None when the store and the index disagree about one (a write in flight)."""
+        """The k of `ids` nearest to `embedding`; None when the store and the index disagree about one (a write in
+        flight)."""
+        records, dists = self._read_with_distances(ids, embedding)
+        if len(records) != len(ids) or not all(matches(m.metadata(), flt) for m in records):
+            return None
+        return sorted(zip(records, dists), key=lambda pair: pair[1])[:k]
+
+    def _with_distances(self, found, embedding, known: dict[str, float]) -> list[tuple[Memory, float, float]]:
+        """Keyword hits (index items, BM25) as (memory, BM25, cosine distance to `embedding`)."""
+        records, dists = self._read_with_distances([item.id for item, _ in found], embedding)
+        read = {m.id: (m, d) for m, d in zip(records, dists)}
+        return [(read[item.id][0], score, known.get(item.id, read[item.id][1])) for item, score in found
+                if item.id in read and read[item.id][0].status == "active"]
+
+    def _read_with_distances(self, ids: Sequence[str], embedding) -> tuple[list[Memory], list[float]]:
+        """The records of `ids` the store holds and their cosine distances to `embedding` (as Chroma's, on the
+        store's unit vectors), in one read of documents, metadata and vectors."""
         import numpy as np
 
         if not ids:
-            return []
+            return [], []
         with self._thread_lock:
             res = self._read("read", lambda: self.collection.get(
                 ids=list(ids), include=["documents", "metadatas", "embeddings"]))
         records = [Memory.read(i, d, m) for i, d, m in zip(res["ids"], res["documents"], res["metadatas"])]
-        if len(records) != len(ids) or not all(matches(m.metadata(), flt) for m in records):
-            return None
-        q = np.asarray(embedding, dtype=np.float32)
-        dists = 1.0 - np.asarray(res["embeddings"], dtype=np.float32) @ q
-        order = np.argsort(dists, kind="stable")[:k]
-        return [(records[i], float(dists[i])) for i in order]
-
-    def _with_distances(self, found, embedding, known: dict[str, float]) -> list[tuple[Memory, float, float]]:
-        """Keyword hits (index items, BM25) as (memory, BM25, cosine distance to `embedding`)."""
-        import numpy as np
-
-        missing = [item.id for item, _ in found if item.id not in known]
-        records: dict[str, Memory] = {}
-        dists = dict(known)
-        if found:
-            with self._thread_lock:
-                res = self._read("read", lambda: self.collection.get(
-                    ids=[item.id for item, _ in found], include=["documents", "metadatas", "embeddings"]))
-            q = np.asarray(embedding, dtype=np.float32)
-            for i, d, m, e in zip(res["ids"], res["documents"], res["metadatas"], res["embeddings"]):
-                records[i] = Memory.read(i, d, m)
-                if i in missing:
-                    dists[i] = float(1.0 - float(np.dot(q, np.asarray(e, dtype=np.float32))))
-        return [(records[item.id], score, dists[item.id]) for item, score in found
-                if item.id in records and records[item.id].status == "active"]
+        if not records:
+            return [], []
+        dists = 1.0 - np.asarray(res["embeddings"], dtype=np.float32) @ np.asarray(embedding, dtype=np.float32)
+        return records, [float(d) for d in dists]
 
 
 def next_pool(pool: int, k: int, visible: int, *, reads_metadata: bool) -> int | None:
