@@ -54,6 +54,7 @@ from .index_file import (
     note_known,
     put_rows,
     reading,
+    reflects,
     settle_races,
     transaction,
 )
@@ -138,8 +139,9 @@ def is_fresh(location: Location, generation: int | None, now: float | None = Non
         meta = meta_of(location)
         now = time.time() if now is None else now
         return meta.get("generation") == SERVER_STAMP and now - synced_at(meta) < max_age
-    stamp, _ = stamp_of(location)
-    return stamp == str(generation)
+    with reading(location) as conn:
+        return conn is not None and reflects(conn, str(generation))
+    return False  # an SQLite error ended the read
 
 
 def apply(location: Location, put: Sequence[Any] = (), drop: Sequence[str] = (), *,

@@ -164,6 +164,11 @@ def meta_value(conn: sqlite3.Connection, key: str, default: str = "") -> str:
     return row[0] if row else default
 
 
+def reflects(conn: sqlite3.Connection, generation: str) -> bool:
+    """Whether the index open on `conn` is of this version and reflects the store's `generation`."""
+    return meta_value(conn, "version") == INDEX_VERSION and meta_value(conn, "generation") == generation
+
+
 def _about_user(memory: Any) -> int:
     """1 for a persona memory about the user themself ("用户在西安教物理", "The user is left-handed"), 0 for one
     about someone or something else ("The user's wife ...", "Anna likes tea") and for the other wings. The write

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
 from ..paths import Location
-from .index_file import COLUMNS, INDEX_VERSION, index_path, meta_value, reading
+from .index_file import COLUMNS, index_path, meta_value, reading, reflects
 from .index_words import bound_query, match_expression, query_terms
 from .memory import CATEGORY_OF_WING
 
@@ -142,8 +142,7 @@ def filling(location: Location, slots: Sequence[str], where: dict | None, limit:
     with _filtered(location, where, strict=False) as read:
         if read:
             conn, cond, params = read
-            if generation is not None and (meta_value(conn, "version") != INDEX_VERSION
-                                           or meta_value(conn, "generation") != generation):
+            if generation is not None and not reflects(conn, generation):
                 return None
             said = " OR ".join("m.slots LIKE ?" for _ in slots)
             # the newest ids first, then their rows: sorting every matching row whole costs more than the read
@@ -386,8 +385,7 @@ _LINKS = ("related_to", "maybe_updates")
 # A pair is of one wing, or joins persona and instruction: a new value found by the attribute both fill, filed in
 # the other wing ("从现在起用日语跟我说" as persona, "请用英文回答我" as an instruction), or a candidate the screening
 # refiled, linked to what it may restate in the wing it was given for (automem.core.write_path._across_wings).
-_SIBLINGS = "(b.wing = a.wing OR (a.wing IN ('user', 'instruction') AND b.wing IN ('user', 'instruction')))"
-_SAME_WING = {"related_to": _SIBLINGS, "maybe_updates": _SIBLINGS}
+_SAME_WING = "(b.wing = a.wing OR (a.wing IN ('user', 'instruction') AND b.wing IN ('user', 'instruction')))"
 
 
 def waiting(location: Location, scope: str | None = None, limit: int | None = None) -> list[tuple[str, ...]]:
@@ -399,7 +397,7 @@ def waiting(location: Location, scope: str | None = None, limit: int | None = No
         if conn is not None:
             parts, params = [], []
             for col in _LINKS:
-                sql = _WAITING.format(col=col, same_wing=_SAME_WING[col])
+                sql = _WAITING.format(col=col, same_wing=_SAME_WING)
                 if scope is not None:
                     sql += " AND a.scope = ?"
                     params.append(scope)
@@ -420,7 +418,7 @@ def count_waiting(location: Location) -> dict[str, int]:
             for col in _LINKS:
                 for p, n in conn.execute(
                         f"SELECT a.profile, COUNT(*) FROM memories a JOIN memories b ON b.id = a.{col} "
-                        f"WHERE a.{col} != '' AND {_SAME_WING[col]} AND b.scope = a.scope GROUP BY a.profile"):
+                        f"WHERE a.{col} != '' AND {_SAME_WING} AND b.scope = a.scope GROUP BY a.profile"):
                     out[p] = out.get(p, 0) + n
             return out
     return {}
