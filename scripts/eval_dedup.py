@@ -134,7 +134,9 @@ def main(argv=None) -> int:
         for part, e in exposure.items():
             if e["both_true"] or e["replaces"]:
                 print(f"{part}: events a wrong judge's 'update' could lose {e['both_true_exposed']}/{e['both_true']} "
-                      f"both-true; corrections a correct one cannot apply {e['replaces_refused']}/{e['replaces']}")
+                      f"both-true ({e['both_true_exposed_discerning']} if it told the control pair apart); "
+                      f"corrections a correct one cannot apply {e['replaces_refused']}/{e['replaces']} "
+                      f"({e['replaces_refused_discerning']} if it told the control pair apart)")
         for (part, mode), res in results.items():
             if res["figures"]["existing_not_new"]:
                 print(f"{part}/{mode}: existing memory not stored as new: {res['figures']['existing_not_new']}")

@@ -13,7 +13,17 @@ import pytest
 
 from automem.config import Config
 from automem.core.analysis import analyse, changed_values, language, polarity_flipped, same_wording
-from automem.core.dedup import Neighbour, Question, Thresholds, Verdict, compare, decide, event_may_replace, settle
+from automem.core.dedup import (
+    Neighbour,
+    Question,
+    Thresholds,
+    Verdict,
+    compare,
+    control_for,
+    decide,
+    event_may_replace,
+    settle,
+)
 from automem.core.occurrence import another_occurrence
 from automem.core.single_valued import asked_slot
 from tests.support import dedup_eval as ev
@@ -401,12 +411,81 @@ def test_a_stored_memory_beyond_the_related_distance_is_put_to_a_judge_but_never
     mixed = far + [Neighbour("m2", "The user banks online.", 0.5), Neighbour("m3", "x", 0.9)]
     assert decide("The user moved every account over to Capital One.", mixed, th).ask == ("m2", "m1")
     assert decide("The user moved every account over to Capital One.", far, th, event=True).ask == ()
-    # a judge saying new leaves it unlinked; "duplicate" there would drop the candidate on no rule's word: new too
+    # a judge saying new leaves it unlinked; "duplicate" there would drop the candidate on no rule's word: new too,
+    # unless the judge told the control pair apart in the same call (below)
     question = Question("The user moved every account over to Capital One.", v, (("m1", far[0].text),))
     for answer in ("new", "duplicate"):
         [out] = settle([question], lambda pairs: [answer])
         assert (out.action, out.matched_id) == ("new", None), answer
     assert settle([question], lambda pairs: ["update"])[0].action == "update"
+
+
+def test_a_far_restatement_is_merged_only_by_a_judge_that_tells_the_control_pair_apart():
+    """"用户在Google做软件工程师" / "我是谷歌的SWE" share no word the rules read: only a judge can say they are one
+    fact. Its "duplicate" drops the candidate, so it counts only from a judge that, in the same call, answers "new"
+    to the control pair (the candidate beside a plain fact about the world): a judge that says "duplicate" to
+    everything, or answers fewer pairs than it was sent, is not taken at its word."""
+    th = Thresholds(0.62)
+    old, new = "用户在Google做软件工程师。", "我是谷歌的SWE。"
+    v = decide(new, [Neighbour("m1", old, 0.70)], th)
+    assert (v.action, v.far) == ("new", ("m1",))
+    question = Question(new, v, (("m1", old),))
+    sent: list = []
+
+    def reading(pairs):
+        sent.append(pairs)
+        return ["new" if other == control_for(new) else "duplicate" for _, other, _ in pairs]
+
+    [out] = settle([question], reading)
+    assert sent == [[(new, old, "user"), (new, control_for(new), "user")]] and "珠穆朗玛峰" in control_for(new)
+    assert (out.action, out.matched_id) == ("duplicate", "m1") and "control pair" in out.reason
+    for blanket in (lambda pairs: ["duplicate"] * len(pairs), lambda pairs: ["duplicate"],
+                    lambda pairs: ["duplicate", "update"]):
+        assert settle([question], blanket)[0].action == "new"
+    # the control is in the candidate's language and shares no word with it
+    assert control_for("The user has climbed Mount Everest twice.").startswith("At sea level")
+    assert "Everest" in control_for("The user is a software engineer.")
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The user's book club meets Wednesday evening this week.", "Book club's on Thursday night."),
+    ("用户的驾照考试安排在下周一上午九点。", "驾照考试是下周三上午九点。"),
+    ("The dentist appointment is on Tuesday at 3.", "The dentist appointment is on Thursday at 3."),
+    ("The user's MRI is scheduled for the 21st at 8am.", "My MRI is at 7:15 on the 23rd."),
+])
+def test_an_event_told_again_with_only_its_day_or_time_otherwise_is_moved_on_a_reading_judges_word(old, new):
+    """A rescheduling told with no word for it has the shape of a habit's two occurrences told alike: the rules
+    cannot tell them apart, so only a judge that told the control pair apart is taken at its word."""
+    assert not event_may_replace(new, old)
+    assert event_may_replace(new, old, discerning=True)
+    question = Question(new, Verdict("new", "m1", "another event", True, ("m1",)), (("m1", old),), "episodic")
+    assert settle([question], lambda pairs: ["update"] * len(pairs))[0].action == "new"  # a blanket judge
+    assert settle([question], lambda pairs: ["update", "new"])[0].action == "update"
+
+
+def test_an_event_that_announces_a_correction_is_asked_about_events_worded_far_from_it():
+    """"Yoga's cancelled — the studio is closed for repairs" corrects "The user has a yoga class Thursday at 7am",
+    0.66 apart, beyond the related distance an event otherwise looks within. It is put to the judge (update only,
+    never linked), and the update applies on the word of a judge that told the control pair apart."""
+    th = Thresholds(0.62)
+    old, new = "The user has a yoga class Thursday at 7am.", "Yoga's cancelled — the studio is closed for repairs."
+    v = decide(new, [Neighbour("m1", old, 0.66)], th, event=True)
+    assert (v.action, v.matched_id, v.ask, v.far) == ("new", None, ("m1",), ("m1",))
+    assert decide("The studio is closed for repairs.", [Neighbour("m1", old, 0.66)], th, event=True).ask == ()
+    question = Question(new, v, (("m1", old),), "episodic")
+    assert settle([question], lambda pairs: ["update"] * len(pairs))[0].action == "new"
+    assert settle([question], lambda pairs: ["update", "new"])[0].action == "update"
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The user paid the electricity bill for October", "The user paid the electricity bill for November"),
+    ("The user finished a 5K in 26 minutes", "The user finished a 10K in 55 minutes"),
+    ("The user is flying to Denver on March 12.", "My wife flies to Denver on the 14th."),
+    ("The user has a yoga class Monday at 6pm.", "I have yoga again Wednesday at 6pm."),
+    ("The user's dog Biscuit has a vet appointment on Monday.", "Our other dog, Pepper, sees the vet on Friday."),
+])
+def test_another_month_amount_person_or_occurrence_is_not_a_move_in_time(old, new):
+    assert not event_may_replace(new, old, discerning=True)
 
 
 @pytest.mark.parametrize("old,new,slot", [
@@ -554,11 +633,9 @@ def test_the_corpus_is_large_three_labelled_and_covers_everyday_domains():
     assert {p["label"] for p in pairs} == {"restatement", "both_true", "replaces"}
     assert len({p["domain"] for p in pairs}) >= 12
     assert {p["lang"] for p in pairs} >= {"zh", "en", "mixed"}
-    # an event replaces another only when a planned one moved (issue 29: tune t607-t610; the blind "shapes" part holds
-    # a few too, as do the later shapes parts); the parts written before never have one
-    earlier = [p for part in sorted(ev.HELD_OUT - {"shapes", "shapes2", "shapes3", "shapes4", "shapes5", "shapes6",
-                                                       "shapes7", "shapes8"})
-               for p in ev.load_pairs(part)]
+    # an event replaces another only when a planned one moved (issue 29: tune t607-t610; the blind "shapes" parts
+    # hold some too); the parts written before never have one
+    earlier = [p for part in ("holdout", "numbers", "kinds") for p in ev.load_pairs(part)]
     assert not [p["id"] for p in earlier if p["wing"] == "episodic" and p["label"] == "replaces"]
     moved = {p["note"] for p in tune if p["wing"] == "episodic" and p["label"] == "replaces"}
     assert moved == {"a planned event moved", "one occurrence corrected"}
@@ -566,7 +643,7 @@ def test_the_corpus_is_large_three_labelled_and_covers_everyday_domains():
 
 
 @pytest.mark.parametrize("part", ["numbers", "kinds", "shapes", "shapes2", "shapes3", "shapes4", "shapes5",
-                                  "shapes6", "shapes7", "shapes8"])
+                                  "shapes6", "shapes7", "shapes8", "shapes9"])
 def test_the_later_held_out_parts_hold_all_three_labels_in_both_languages(part):
     """Written blind to the rules (tests/data/dedup_corpus/FIRST_CONTACT.md): only their shape is checked here."""
     pairs = ev.load_pairs(part)

@@ -20,6 +20,7 @@ import pytest
 
 from automem.cli import main
 from automem.config import Config
+from automem.core.dedup import CONTROLS
 from automem.core.store import Store
 from automem.core.write_path import RELATED_TO, Candidate, remember
 from automem.extract.llm import OpenAIBackend
@@ -38,9 +39,12 @@ def judge_config(url: str, **extra) -> Config:
 
 
 def judge_requests(llm: FakeLLM) -> list[list[dict]]:
-    """The pairs of every judge call the fake received."""
-    return [json.loads(r["body"]["messages"][1]["content"]) for r in llm.chat_requests()
-            if JUDGE in r["body"]["messages"][0]["content"]]
+    """The pairs of every judge call the fake received, without the control pair (`dedup.control_for`)."""
+    return [[p for p in json.loads(r["body"]["messages"][1]["content"]) if p["old"] not in CONTROL_TEXTS]
+            for r in llm.chat_requests() if JUDGE in r["body"]["messages"][0]["content"]]
+
+
+CONTROL_TEXTS = {text for choices in CONTROLS.values() for text, _ in choices}
 
 
 # -- events ------------------------------------------------------------------------------------------------------
@@ -148,7 +152,8 @@ def test_the_judge_gets_every_unsure_pair_in_one_call_and_nothing_sure(store):
         ("用户住在北京", "用户住在上海"), ("用户住在北京", "用户习惯使用vim编辑器"),
         ("The user is allergic to wasp stings", "The user is allergic to bee stings")]
     assert [d.action for d in out] == ["update", "duplicate", "new", "new", "new"]
-    assert out[0].reason.startswith("judge: update") and details["judge_pairs"] == 3
+    # ...and the control pair, since one of them is far (`dedup.settle`)
+    assert out[0].reason.startswith("judge: update") and details["judge_pairs"] == 4
     stored = {m.text: m for m in store.list(profile="default")}
     assert "用户住在上海" not in stored  # superseded on the judge's word
     assert not stored["The user is allergic to wasp stings"].extra.get(RELATED_TO)  # judged: nothing to revisit
@@ -187,6 +192,37 @@ def test_a_single_valued_fact_changed_in_far_words_reaches_the_judge_now_or_the_
     assert [(p["new"], p["old"]) for p in call] == [(normalise(new), normalise(old))]
     assert judged.action == "update" and judged.reason.startswith("judge: update")
     assert [m.text for m in store.list(profile="judged")] == [normalise(new)]
+
+
+def test_a_far_restatement_is_merged_on_a_reading_judges_word_and_kept_in_the_store(store):
+    """"我是谷歌的SWE" restates "用户在Google做软件工程师" in no word the rules read (0.70 apart). A judge that tells
+    the control pair apart in the same call is taken at its word: the candidate is merged into the stored one, and
+    kept as a merged record whose history names it, so its words are still in the store. A judge that says "duplicate"
+    to everything drops nothing: both stay."""
+    from automem.core.memory import OWNER, memory_id
+    from automem.text import normalise
+
+    old, new = "用户在Google做软件工程师", "我是谷歌的SWE"
+    for profile in ("reading", "blanket"):
+        remember(store, [Candidate(old, profile=profile)])
+    reading = {"per_item": {"answers": [[normalise(new), normalise(old), "duplicate"]], "default": "new"}}
+    with FakeLLM([{"match": {"system": JUDGE}, **reading}]) as llm:
+        [merged] = remember(store, [Candidate(new, profile="reading")],
+                            judge=make_judge(OpenAIBackend(judge_config(llm.url)), {}))
+        [call] = judge_requests(llm)
+        [sent] = [json.loads(r["body"]["messages"][1]["content"]) for r in llm.chat_requests()]
+    assert [(p["new"], p["old"]) for p in call] == [(normalise(new), normalise(old))] and len(sent) == 2
+    assert sent[1]["old"] in CONTROL_TEXTS
+    assert merged.action == "duplicate" and "told the control pair apart" in merged.reason
+    kept = {m.text: m for m in store.list(profile="reading")}
+    assert list(kept) == [normalise(old)]
+    record = store.get([memory_id("reading", "user", normalise(new), OWNER)])[0]
+    assert (record.status, record.superseded_by, record.superseded_how) == ("superseded", kept[normalise(old)].id,
+                                                                           "merge")
+    with FakeLLM([{"match": {"system": JUDGE}, "json": ["duplicate", "duplicate"]}]) as llm:
+        [blanket] = remember(store, [Candidate(new, profile="blanket")],
+                             judge=make_judge(OpenAIBackend(judge_config(llm.url)), {}))
+    assert blanket.action == "new" and len(store.list(profile="blanket")) == 2
 
 
 # Persona memories that stand nearer to the new value than its old one does: no vector query of the write's size
@@ -911,7 +947,7 @@ def _answering(pairs: Sequence[tuple[str, str, str]], calls: list):
     answers = {(normalise(new), normalise(old)): a for old, new, a in pairs}
 
     def judge(batch):
-        calls.append(list(batch))
+        calls.append([p for p in batch if p[1] not in CONTROL_TEXTS])
         return [answers.get((new, old), "new") for new, old, *_ in batch]
 
     return judge

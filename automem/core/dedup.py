@@ -61,7 +61,7 @@ from .analysis import (
     same_wording,
     set_aside,
 )
-from .occurrence import another_occurrence
+from .occurrence import another_occurrence, moved_in_time
 from .single_valued import asked_slot, maybe_same_slot, single_valued_change, two_models_owned
 from .tokens import CORRECTION
 from .word_order import order_changed
@@ -159,6 +159,10 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
         asked = "" if event else asked_slot(analyse(existing), analyse(candidate))
         return PairVerdict("new", asked or f"different topic (distance {distance:.2f})", bool(asked), far=bool(asked))
     if distance > th.related:
+        if event and distance <= SLOT_DISTANCE and announces_correction(candidate, existing):
+            # "Yoga's cancelled — the studio is closed for repairs" / "The user has a yoga class Thursday at 7am",
+            # 0.66 apart: only a judge can tell which event it corrects, and only its "update" applies
+            return PairVerdict("new", "maybe a correction of this event, worded far apart", True, far=True)
         if distance <= SLOT_DISTANCE and not event:
             a, b = analyse(existing), analyse(candidate)
             why = single_valued_change(a, b)
@@ -285,7 +289,8 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
     near: list[Neighbour] = []
     far: list[Neighbour] = []  # beyond `related`, within SLOT_DISTANCE, no slot in sight: asked, never linked
     said: dict[str, PairVerdict] = {}
-    cap = th.related if event else max(th.related, SLOT_DISTANCE)
+    # an event looks beyond the related distance only for the event it says it corrects or moves
+    cap = th.related if event and not announces_correction(candidate) else max(th.related, SLOT_DISTANCE)
     for n in neighbours:
         if n.distance > cap and not n.by_slot:
             continue
@@ -350,34 +355,35 @@ class Question:
 
 
 def settle(questions: Sequence[Question], judge: Judge | None) -> list[Verdict]:
-    """Let `judge` decide the questions, in one batched call of (candidate, existing, wing) pairs.
+    """Let `judge` decide the questions, in one batched call (`ask`).
 
-    Per candidate: the first neighbour judged a duplicate wins (never a far one: `_allowed`), then the first judged
-    an update (for an event only where `event_may_replace` says so; otherwise it becomes new), else new when every
-    answer says so. A missing or unusable answer leaves the rules' verdict. Exceptions from the judge propagate: the
-    caller logs them and keeps the rules' verdicts.
+    Per candidate: the first neighbour judged a duplicate wins, then the first judged an update, else new when
+    every answer says so; each answer as `ask` lets it apply. A missing or unusable answer leaves the rules'
+    verdict. Exceptions from the judge propagate: the caller logs them and keeps the rules' verdicts.
     """
     verdicts = [q.verdict for q in questions]
-    pairs: list[tuple[str, str, str]] = []
+    pairs: list[Asked] = []
     spans: list[tuple[int, int]] = []
     for q in questions:
         start = len(pairs)
-        pairs.extend((q.candidate, text, q.wing) for _, text in q.neighbours if text)
+        pairs.extend(Asked(q.candidate, text, q.wing, nid in q.verdict.far) for nid, text in q.neighbours if text)
         spans.append((start, len(pairs)))
     if judge is None or not pairs:
         return verdicts
-    answers = [str(a).strip().lower() for a in (judge(pairs) or [])]
-    answers += [""] * (len(pairs) - len(answers))
+    answers, discerning = ask(judge, pairs)
     for i, (q, (start, stop)) in enumerate(zip(questions, spans)):
         if start == stop:
             continue
-        texts = [(nid, text) for nid, text in q.neighbours if text]
-        ids = [nid for nid, _ in texts]
-        said = [_allowed(q, nid, text, s) for s, (nid, text) in zip(answers[start:stop], texts)]
+        ids = [nid for nid, text in q.neighbours if text]
+        said = answers[start:stop]
         for action in ("duplicate", "update"):
             if action in said:
                 j = said.index(action)
-                verdicts[i] = Verdict(action, ids[j], f"judge: {action} ({q.verdict.reason})", False)
+                far = pairs[start + j].far
+                told = " (worded far apart; the judge told the control pair apart)" if far and discerning else ""
+                # `far` names the matched one when it was far: the write path keeps such a duplicate, merged
+                verdicts[i] = Verdict(action, ids[j], f"judge: {action}{told} ({q.verdict.reason})", False,
+                                      far=(ids[j],) if far else ())
                 break
         else:
             if all(s == "new" for s in said):
@@ -385,30 +391,86 @@ def settle(questions: Sequence[Question], judge: Judge | None) -> list[Verdict]:
     return verdicts
 
 
-def _allowed(q: Question, nid: str, text: str, answer: str) -> str:
-    """The judge's `answer` about (q.candidate, `text`) as the write path may apply it: "new" where it may not.
-    A far pair (no word or slot in common) is asked for a changed value only: a "duplicate" there would drop the
-    candidate on a judgement no rule backs. An event supersedes another only where `event_may_replace` says so."""
-    if answer == "duplicate" and nid in q.verdict.far:
+@dataclass(frozen=True)
+class Asked:
+    """One pair put to the judge: the candidate (the newer), the stored memory, its wing, and whether the two are
+    worded far apart (asked mainly for a changed value: `Verdict.far`, a waiting pair's `maybe_updates`)."""
+
+    candidate: str
+    existing: str
+    wing: str = "user"
+    far: bool = False
+
+
+def ask(judge: Judge, pairs: Sequence[Asked]) -> tuple[list[str], bool]:
+    """Put `pairs` to `judge` in one call: (its answer to each as the write path may apply it, whether it told the
+    control pair apart). The write path (`settle`) and `automem compact --judge` both ask this way.
+
+    A "duplicate" for a far pair, or an "update" of an event told again with only its day or time otherwise or
+    worded far from it, rests on the judge's word alone: it counts only from a judge that, in the same call, tells
+    one of those candidates from a plain fact about the world (the control pair, added to the call whenever a far
+    pair or an event is in it). A judge that says the same to everything, or answers fewer pairs than it was sent,
+    does not; its answers there count as "new". An event supersedes another only where `event_may_replace` says so.
+    Answers other than duplicate, update or new come back as "" (no answer)."""
+    sent = [(p.candidate, p.existing, p.wing) for p in pairs]
+    control = next((p for p in pairs if p.wing == "episodic" or p.far), None)
+    if control is not None:
+        sent.append((control.candidate, control_for(control.candidate), control.wing))
+    answers = [str(a).strip().lower() for a in (judge(sent) or [])][:len(sent)]
+    answers = [a if a in ("duplicate", "update", "new") else "" for a in answers]
+    answers += [""] * (len(sent) - len(answers))
+    discerning = control is not None and answers[-1] == "new"
+    return [_allowed(p, a, discerning) for p, a in zip(pairs, answers)], discerning
+
+
+# Plain facts about the world, put beside a candidate as the control pair (`ask`): no memory of a person restates or
+# updates one, so a judge that is reading the pairs answers "new". The first that shares no word with the candidate.
+CONTROLS = {"en": (("Mount Everest stands on the border between Nepal and China.", ("everest", "nepal")),
+                   ("At sea level, water boils at 100 degrees Celsius.", ("boil", "water"))),
+            "zh": (("珠穆朗玛峰位于中国和尼泊尔的边境上。", ("珠穆朗玛", "珠峰", "尼泊尔")),
+                   ("在海平面上，水的沸点是100摄氏度。", ("沸", "水")))}
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def control_for(candidate: str) -> str:
+    """The control pair's other side for `candidate` (`ask`), in its language."""
+    choices = CONTROLS["zh" if _CJK.search(candidate) else "en"]
+    low = candidate.lower()
+    return next((text for text, words in choices if not any(w in low for w in words)), choices[-1][0])
+
+
+def _allowed(p: Asked, answer: str, discerning: bool) -> str:
+    """The judge's `answer` about `p` as the write path may apply it: "new" where it may not (`ask`)."""
+    if answer == "duplicate" and p.far and not discerning:
         return "new"
-    if answer == "update" and q.wing == "episodic" and not event_may_replace(q.candidate, text):
-        return "new"
+    if answer == "update" and p.wing == "episodic" and (
+            not event_may_replace(p.candidate, p.existing, discerning) or (p.far and not discerning)):
+        return "new"  # an event worded far from the candidate is corrected only on a reading judge's word
     return answer
 
 
-def event_may_replace(candidate: str, existing: str) -> bool:
+def event_may_replace(candidate: str, existing: str, discerning: bool = False) -> bool:
     """Whether a judge's "update" may let one event supersede another: when the candidate announces the change (a
     planned event moved or called off: "the dentist appointment was moved to Thursday", "deadline 延到了下周三"),
-    says it corrects what was said ("the dinner was actually on Saturday", "之前记错了"; lexicon `change.correction`),
-    or both tell one occurrence in the same words, moved ("flew from Tokyo to Seoul last Friday" / "from Seoul to
-    Tokyo last Friday"); otherwise only when nothing in the pair says they are two occurrences
-    (`occurrence.another_occurrence`: "again", "also", another ordinal, year or release, another person, another
-    period, more than one detail changed). A deploy of 1.4.1 does not undo the deploy of 1.4.0, whatever a judge
-    says; "dinner with Sam at Nopa on Friday" / "at Zuni on Friday" is one dinner, told wrong once."""
+    says it corrects what was said ("the dinner was actually on Saturday", "之前记错了"; lexicon `change.correction`,
+    a word the stored one does not say too), or both tell one occurrence in the same words, moved ("flew from Tokyo
+    to Seoul last Friday" / "from Seoul to Tokyo last Friday"); otherwise only when nothing in the pair says they are
+    two occurrences (`occurrence.another_occurrence`: "again", "also", another ordinal, year or release, another
+    person, another period, more than one detail changed). A deploy of 1.4.1 does not undo the deploy of 1.4.0,
+    whatever a judge says; "dinner with Sam at Nopa on Friday" / "at Zuni on Friday" is one dinner, told wrong once.
+    A `discerning` judge (it told the control pair apart: `settle`) is also taken at its word where the candidate
+    tells the stored event again with only its day or time otherwise and nothing added (`occurrence.moved_in_time`:
+    "Book club's on Thursday night" / "The user's book club meets Wednesday evening this week")."""
     a, b = analyse(existing), analyse(candidate)
-    if any(has_phrase(candidate, p) for p in CORRECTION) or same_wording(a, b):
+    if announces_correction(candidate, existing) or same_wording(a, b):
         return True
-    return not another_occurrence(a, b)
+    return not another_occurrence(a, b) or (discerning and moved_in_time(a, b))
+
+
+def announces_correction(candidate: str, existing: str = "") -> bool:
+    """Whether `candidate` says it corrects or moves what was told (lexicon `change.correction`): a word `existing`
+    does not say too, for one both say is what both events are about ("delayed three hours", "改成了十分钟")."""
+    return any(has_phrase(candidate, p) and not (existing and has_phrase(existing, p)) for p in CORRECTION)
 
 
 def explain(candidate: str, existing: str) -> dict:

@@ -31,11 +31,21 @@ from .tokens import (
 
 _ORDINAL_SURFACE = re.compile(r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th)"
                               r"|第.+|v\d.*)", re.IGNORECASE)
+# An ordinal that is a day of the month ("on the 18th.", "the 21st at 8am", "the 3rd of May"): when, not which one
+# ("my 2nd marathon").
+_DAY_OF_MONTH = re.compile(r"\b([1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b"
+                           r"(?=\s*(?:$|[.,;:!?)\u2014\u2013-]|(?:at|of|in|and|for)\b))", re.IGNORECASE)
 _VERSIONED = frozenset({"VERSION", "DEPLOY", "BUILD"})  # a dotted number beside them is a release, not an amount
 
 
 def another_occurrence(a: Analysis, b: Analysis) -> str:
     """Why the events `a` (stored) and `b` (new) are two occurrences, or "" when nothing says so."""
+    return told_as_another(a, b) or _not_tied(a, b)
+
+
+def told_as_another(a: Analysis, b: Analysis) -> str:
+    """What in the pair says outright that there are two occurrences (again, also, another ordinal or release,
+    another person, another period), or ""."""
     if _repeats(a) or _repeats(b):
         return "said to happen again"
     wa, wb = _occurrence_words(a.text), _occurrence_words(b.text)
@@ -51,11 +61,51 @@ def another_occurrence(a: Analysis, b: Analysis) -> str:
     ta, tb = a.concepts & OCCURRENCE_PERIODS, b.concepts & OCCURRENCE_PERIODS
     if ta and tb and ta != tb:
         return f"another period ({'/'.join(sorted(ta))} -> {'/'.join(sorted(tb))})"
+    return ""
+
+
+def _not_tied(a: Analysis, b: Analysis) -> str:
+    """What keeps the pair from reading as one occasion though nothing says two: several details told otherwise,
+    or no day, date or number in common."""
     if a.lang == b.lang and _stretches(a, b) >= 2 and not _one_day_retold(a, b):
         return "more than one stretch differs"
     if not _anchors(a) & _anchors(b):
         return "nothing ties them to one occasion (no day, date, number or 'this time' in common)"
     return ""
+
+
+def moved_in_time(a: Analysis, b: Analysis) -> bool:
+    """Whether `b` tells `a`'s event again with only its day or time of day told otherwise, and nothing it adds
+    ("Book club's on Thursday night" / "The user's book club meets Wednesday evening this week", "驾照考试是下周三上午
+    九点" / "用户的驾照考试安排在下周一上午九点"): the shape of a rescheduling told without a word for it, and of two
+    occurrences of a habit told alike, which only a reading judge tells apart (`dedup.event_may_replace`). Another
+    month alone ("the electricity bill for October" / "for November") or another amount ("a 5K" / "a 10K") is not
+    that shape."""
+    if told_as_another(a, b):
+        return False
+    when_a, when_b = _when(a), _when(b)
+    if not (when_a ^ when_b) - _MONTHS:
+        return False
+    what_a, what_b = _what(a, when_a), _what(b, when_b)
+    return bool(what_b) and what_b <= what_a
+
+
+_DATE_WORDS = frozenset({"月", "日", "号", "点", "noon", "midnight", "tonight"})
+_MONTHS = frozenset(f"name:{m}" for m in ("january", "february", "march", "april", "may", "june", "july", "august",
+                                          "september", "october", "november", "december"))
+
+
+def _when(x: Analysis) -> frozenset[str]:
+    """When `x` says its event happens: weekdays, months, parts of the day, and the dates and times of day it gives
+    ("3点", "9:30", "the 22nd", "4pm"; not an amount)."""
+    return frozenset({u.key for u in x.units if u.key.startswith("weekday:") or u.key in _MONTHS
+                      or u.key in MOVABLE_CONCEPTS} | {f"num:{next(g for g in m.groups() if g)}"
+                                                       for m in _WHEN.finditer(x.text)})
+
+
+def _what(x: Analysis, when: frozenset[str]) -> frozenset[str]:
+    """What `x` tells besides when: its content words, concepts, names and amounts."""
+    return frozenset(u.key for u in x.units if u.kind != "frame" and u.key not in when and u.key not in _DATE_WORDS)
 
 
 _NOT_AN_OCCASION = frozenset({"HOUR", "MINUTE", "EVERY"})  # "lasted 45 minutes" places nothing
@@ -111,6 +161,7 @@ def _instances(x: Analysis) -> set[str]:
     beside "deploy" or "version"), a year, a ticket or room number (`Analysis.identifiers`)."""
     versioned = bool(x.concepts & _VERSIONED)
     found = set()
+    dates = {m.group(1) for m in _DAY_OF_MONTH.finditer(x.text)}
     for u in x.units:
         if u.kind != "value" or not u.key.startswith("num:"):
             continue
@@ -120,7 +171,7 @@ def _instances(x: Analysis) -> set[str]:
     for word in OCCURRENCE_NUMBERED:
         pattern = rf"{word}\s*(\d+)" if _CJK_CHAR.search(word) else rf"\b{word}\s+(\d+)\b"
         found.update(m.group(1) for m in re.finditer(pattern, x.text, re.IGNORECASE))
-    return found | x.identifiers
+    return (found | x.identifiers) - dates
 
 
 def people(x: Analysis) -> set[str]:
@@ -131,4 +182,6 @@ def people(x: Analysis) -> set[str]:
         if has_phrase(text, form):
             found.add(OCCURRENCE_PEOPLE[form])
             text = re.sub(re.escape(form), " ", text, flags=re.IGNORECASE)
+    if {"FATHER", "MOTHER"} <= found:  # "Mom and Dad" are the user's parents
+        found = (found - {"FATHER", "MOTHER"}) | {"PARENTS"}
     return found

@@ -482,7 +482,7 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
             out.append(decision("rejected", None, "the user forgot a memory like this after these words were said; "
                                                   "only an explicit add restores it"))
             continue
-        if verdict.action == "duplicate":
+        if verdict.action == "duplicate" and verdict.matched_id not in verdict.far:
             # what the decision read under this lock is not read again
             current.many((), [m for m in (plan.existing, *plan.records.values()) if m is not None])
             matched = current(verdict.matched_id)
@@ -496,6 +496,18 @@ def _apply_all(store, plans: list[_Planned], now: int, thresholds: Thresholds, a
                      status="active", superseded_by="", job=cand.job, extra=dict(cand.extra))
         if evidence is not None:
             evidence.to_memory(mem)
+        if verdict.action == "duplicate":
+            # A restatement worded far apart, on a reading judge's word alone (`dedup.settle`'s control pair): it is
+            # kept, merged into the one it restates, as a waiting pair a judge merged is, so its words stay in the
+            # store and its history names the memory that stands for it.
+            current.many((), [m for m in (plan.existing, *plan.records.values()) if m is not None])
+            matched = current(verdict.matched_id)
+            supersede(mem, verdict.matched_id, verdict.reason, "merge")
+            if matched is not None and matched.status == "active" and matched.id not in adds:
+                restate(matched, cand.session_id, evidence)
+            adds[mem.id] = (mem, plan.vector)
+            out.append(decision("duplicate", verdict.matched_id, verdict.reason))
+            continue
         if verdict.action == "new" and verdict.matched_id and verdict.borderline and not plan.judged:
             mem.extra[RELATED_TO] = verdict.matched_id  # close, and nobody compared them: the next judge will
             if verdict.same_words:

@@ -25,9 +25,10 @@ meanwhile stays forgotten, see `Store.update_metadata`).
 
 With a judge (`automem compact --judge`), the pairs the write path stored as "new" without anyone comparing them
 (a memory's `related_to` names its close neighbour, its `maybe_updates` a far one) go to the judge too, in batched
-calls made before the lock is taken: duplicate -> the newer is superseded by the older (never for a far pair: only a
-new value was asked about); update -> the older by the newer (between events only where
-`dedup.event_may_replace` allows it); new -> the link is cleared, so the pair is not asked again. A failed
+calls made before the lock is taken, each answer as the write path may apply it (`dedup.ask`): duplicate -> the
+newer is superseded by the older (for a far pair only on the word of a judge that told the control pair apart);
+update -> the older by the newer (between events only where `dedup.event_may_replace` allows it); new -> the link
+is cleared, so the pair is not asked again. A failed
 judge call changes nothing of its pairs. A memory the judge kept apart from its neighbours (at write time or
 here: `judged_new`) is never merged with them by the replay of the rules.
 """
@@ -41,7 +42,7 @@ from typing import Iterable, Sequence
 from ..core import history
 from ..core.candidate import mark_judged_new, unlink, waits_for
 from ..core.convergence import race_key
-from ..core.dedup import Neighbour, Thresholds, decide, event_may_replace
+from ..core.dedup import Asked, Neighbour, Thresholds, ask, decide
 from ..core.memory import Memory
 from ..core.write_path import EVENT_ROOMS, EVENT_WING, JUDGED_NEW
 
@@ -291,22 +292,21 @@ def judge_related(pairs: Sequence[tuple[Memory, Memory]], judge
     taken: set[str] = set()
     for start in range(0, len(pairs), JUDGE_BATCH):
         batch = pairs[start:start + JUDGE_BATCH]
+        # as the write path asks: a far pair (its newer waits for the older only as a possible new value) or an
+        # event, with the control pair beside them
+        asked = [Asked(new.text, old.text, new.wing,
+                       (old.id, True) in waits_for(new) or (new.id, True) in waits_for(old)) for new, old in batch]
         try:
-            answers = list(judge([(new.text, old.text, new.wing) for new, old in batch]) or [])
+            answers, _ = ask(judge, asked)
         except Exception as exc:  # noqa: BLE001 - those pairs stay as they are, linked for the next run
             error = error or f"{exc.__class__.__name__}: {exc}"
             continue
         for (new, old), answer in zip(batch, answers):
-            answer = str(answer).strip().lower()
-            if answer not in ("duplicate", "update", "new"):
+            if not answer:
                 continue
             answered += 1
             if new.id in taken or old.id in taken:
                 continue
-            if answer == "update" and new.wing == EVENT_WING and not event_may_replace(new.text, old.text):
-                answer = "new"  # an event supersedes another only when it says the planned one moved, or corrects it
-            if answer == "duplicate" and ((old.id, True) in waits_for(new) or (new.id, True) in waits_for(old)):
-                answer = "new"  # far: only a new value was asked about (automem.core.dedup._allowed)
             if answer == "duplicate":
                 merges.append(Merge("duplicate", old.id, new.id, "judge: duplicate (related_to)", 0.0, old.text,
                                     new.text, new.wing, old.profile, new.profile))

@@ -21,16 +21,18 @@ PARTS = {"tune": CORPUS / "tune.jsonl", "holdout": CORPUS / "holdout.jsonl",
          "shapes3": CORPUS / "holdout_29c.jsonl", "shapes4": CORPUS / "holdout_29d.jsonl",
          "shapes5": CORPUS / "holdout_29e.jsonl", "shapes6": CORPUS / "holdout_29f.jsonl",
          "shapes7": CORPUS / "holdout_29g.jsonl", "shapes8": CORPUS / "holdout_29h.jsonl",
+         "shapes9": CORPUS / "holdout_29i.jsonl",
          # tuning probes, each written blind by another writer (tests/data/dedup_corpus/probes/README.md)
          "probes18": CORPUS / "probes" / "probes18.jsonl", "probes19": CORPUS / "probes" / "probes19.jsonl",
          "probes20": CORPUS / "probes" / "probes20.jsonl", "probes21": CORPUS / "probes" / "probes21.jsonl",
-         "probes22": CORPUS / "probes" / "probes22.jsonl",
+         "probes22": CORPUS / "probes" / "probes22.jsonl", "probes23": CORPUS / "probes" / "probes23.jsonl",
          "old": DATA / "dedup_pairs.jsonl"}
 HELD_OUT = {"holdout", "numbers", "kinds", "shapes", "shapes2", "shapes3", "shapes4", "shapes5", "shapes6",
-            "shapes7", "shapes8"}
+            "shapes7", "shapes8", "shapes9"}
 # The later held-out parts' writers numbered their pairs from 1 again: a prefix per part keeps the ids apart.
 ID_PREFIX = {"shapes": "s29-", "shapes2": "s29b-", "shapes3": "s29c-", "shapes4": "s29d-", "shapes5": "s29e-",
-             "shapes6": "s29f-", "shapes7": "s29g-", "shapes8": "s29h-"}
+             "shapes6": "s29f-", "shapes7": "s29g-", "shapes8": "s29h-",
+             "shapes9": "s29i-"}
 MODES = ("offline", "judge", "settle")
 LABELS = ("restatement", "both_true", "replaces")
 OLD_LABELS = {"restatement": "restatement", "changed_value": "replaces", "related": "both_true",
@@ -59,28 +61,34 @@ def load_pairs(part: str) -> list[dict]:
 
 
 def judge_rules(pairs: list[dict]) -> list[dict]:
-    """Fake-LLM rules: a judge request about a pair is answered as its label says."""
+    """Fake-LLM rules: each (new, old) pair of a judge request is answered as its label says, the control pair
+    (automem.core.dedup.CONTROLS: a plain fact about the world) "new" as any reading judge would, and any other pair
+    gets no usable answer."""
     from automem.text import normalise
 
-    rules = []
-    for p in pairs:
-        new, old = normalise(p["candidate"]), normalise(p["existing"])
-        answer = ANSWER[p["label"]]  # the write path, not the judge, decides what an event's "update" may do
-        needle = f'"new": {json.dumps(new, ensure_ascii=False)}, "old": {json.dumps(old, ensure_ascii=False)}'
-        rules.append({"match": {"system": "记忆去重助手", "user": needle}, "json": [answer]})
-    rules.append({"match": {"system": "记忆去重助手"}, "text": "I cannot tell"})  # an unknown pair: no usable answer
-    return rules
+    answers = [[normalise(p["candidate"]), normalise(p["existing"]), ANSWER[p["label"]]] for p in pairs]
+    # the write path, not the judge, decides what an event's "update" may do
+    return [{"match": {"system": "记忆去重助手"}, "per_item": {"answers": answers + _control_answers(), "default": ""}}]
+
+
+def _control_answers() -> list[list]:
+    from automem.core.dedup import CONTROLS
+
+    return [[None, text, "new"] for choices in CONTROLS.values() for text, _ in choices]
 
 
 def scripted_judge(pairs: list[dict]):
     """The same correct judge as a Python function, for a settle that batches many pairs into one call: each
-    (new, old) pair of the corpus is answered as its label says; any other pair gets no usable answer."""
+    (new, old) pair of the corpus is answered as its label says, the control pair "new"; any other pair gets no
+    usable answer."""
     from automem.text import normalise
 
     answers = {(normalise(p["candidate"]), normalise(p["existing"])): ANSWER[p["label"]] for p in pairs}
+    controls = {old for _, old, _ in _control_answers()}
 
     def judge(batch: list[tuple]) -> list[str]:
-        return [answers.get((normalise(new), normalise(old)), "") for new, old, *_ in batch]
+        return ["new" if old in controls else answers.get((normalise(new), normalise(old)), "")
+                for new, old, *_ in batch]
 
     return judge
 
@@ -201,14 +209,17 @@ def by_group(rows: list[dict], key: str) -> dict:
 def event_exposure(pairs: list[dict]) -> dict:
     """What a judge's "update" of an event could do in this part (`dedup.event_may_replace`): how many both-true
     event pairs a wrong "update" would lose (nothing in the pair says two occurrences), and how many event
-    corrections a correct "update" cannot apply (a sign of another occurrence, no correction word)."""
+    corrections a correct "update" cannot apply (a sign of another occurrence, no correction word); each also for a
+    judge that told the control pair apart (`_discerning`), which is taken at its word on more."""
     from automem.core.dedup import event_may_replace
 
     events = [p for p in pairs if p.get("wing") == "episodic"]
     both = [p for p in events if p["label"] == "both_true"]
     replaces = [p for p in events if p["label"] == "replaces"]
-    return {"both_true_exposed": sum(event_may_replace(p["candidate"], p["existing"]) for p in both),
-            "both_true": len(both),
-            "replaces_refused": sum(not event_may_replace(p["candidate"], p["existing"]) for p in replaces),
-            "replaces": len(replaces)}
-
+    out = {"both_true": len(both), "replaces": len(replaces)}
+    for suffix, discerning in (("", False), ("_discerning", True)):
+        out["both_true_exposed" + suffix] = sum(event_may_replace(p["candidate"], p["existing"], discerning)
+                                                for p in both)
+        out["replaces_refused" + suffix] = sum(not event_may_replace(p["candidate"], p["existing"], discerning)
+                                               for p in replaces)
+    return out

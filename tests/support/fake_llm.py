@@ -33,6 +33,9 @@ match (every given key must hold; a rule without `match` always matches):
   stream, model           exact value;   path: "/v1/embeddings" makes the rule apply to that endpoint instead
 answer:
   text | json             the assistant content (json is serialised with ensure_ascii=False)
+  per_item                a JSON list with one answer per item of the JSON array the last user message holds (a
+                          batched judge call): {"answers": [[new, old, answer], ...], "default": answer}; an
+                          entry whose new is null answers any item with that old
   tool_calls              [{"name": ..., "arguments": {...} or "raw json string"}]
   status, retry_after, error   an HTTP error (JSON error body) with an optional Retry-After header
   delay                   seconds to wait before answering (for client timeouts)
@@ -244,12 +247,27 @@ def _render_value(value: Any, m: re.Match | None, messages: list[dict], variable
     return value
 
 
+def per_item_answers(spec: dict, messages: list[dict]) -> list:
+    """One answer per item of the JSON array in the last user message, looked up by its (new, old)."""
+    last = _last(messages, "user")
+    try:
+        items = json.loads(content_text(last.get("content")) if last else "[]")
+    except ValueError:
+        items = []
+    table = {(new, old): said for new, old, said in spec.get("answers", [])}
+    default = spec.get("default", "")
+    return [table.get((it.get("new"), it.get("old")), table.get((None, it.get("old")), default))
+            if isinstance(it, dict) else default for it in (items if isinstance(items, list) else [])]
+
+
 def build_completion(answer: dict, body: dict, m: re.Match | None, variables: dict) -> tuple[dict, str]:
     """(message dict, finish_reason) for a rule's answer: content and/or tool calls, templated."""
     messages = [x for x in (body.get("messages") or []) if isinstance(x, dict)]
     message: dict[str, Any] = {"role": "assistant", "content": None}
     if "json" in answer:
         message["content"] = json.dumps(_render_value(answer["json"], m, messages, variables), ensure_ascii=False)
+    elif "per_item" in answer:
+        message["content"] = json.dumps(per_item_answers(answer["per_item"], messages), ensure_ascii=False)
     elif "text" in answer:
         message["content"] = render(str(answer["text"]), m, messages, variables)
     calls = []
