@@ -498,6 +498,8 @@ def test_another_month_amount_person_or_occurrence_is_not_a_move_in_time(old, ne
 
 @pytest.mark.parametrize("old,new,slot", [
     ("The user lives in Chicago.", "Austin is where I've settled now.", "LIVE"),
+    ("用户单身。", "我上个月和女朋友领证了。", "PARTNER"),  # 女朋友 is the partner, not a friend: one holder
+    ("我在腾讯做后端开发。", "用户现在在美团上班。", "WORK"),  # a company says where one works
     ("用户住在北京。", "这两年一直在深圳打拼。", "LIVE"),
     ("用户在伦敦生活。", "I've put down roots in Dublin.", "LIVE"),
     ("I work at Google.", "用户已经离职，现在在网易工作。", "WORK"),

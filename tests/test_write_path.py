@@ -855,7 +855,8 @@ def test_the_same_words_in_another_order_or_role_are_never_a_duplicate_by_rule(s
 SINGLE_VALUED = [("The user lives in 杭州", "The user moved to 深圳"),
                  ("用户住在杭州", "用户搬到了深圳"),
                  ("The user works at Initech", "The user now works at Globex"),
-                 ("用户在阿里巴巴工作", "用户现在在腾讯工作")]
+                 ("用户在阿里巴巴工作", "用户现在在腾讯工作"),
+                 ("用户在京东上班", "The user works at Meituan")]  # a company named in either language
 
 
 @pytest.mark.parametrize("old, new", SINGLE_VALUED)
@@ -874,7 +875,7 @@ def test_a_single_valued_slot_changing_value_is_an_update_never_a_silent_second_
 
 # Too far apart for the rules (another language, other words), near enough to be one slot: the judge is asked.
 FAR_SLOT = [("The user is employed by Contoso", "The user joined Fabrikam as a new hire"),
-            ("用户在京东上班", "The user works at Meituan"),
+            ("用户在蔚来上班", "The user works at Stripe"),
             ("用户的直属领导是李姐", "The user reports to Mr. Chen now"),
             ("The user reports to Klaus", "The user's new manager is Ingrid"),  # the slot's own word as subject
             ("The user's main editor is Sublime Text", "These days the user does all coding in Zed"),  # said as now

@@ -491,7 +491,7 @@ def one_slot_replaced(a: Analysis, b: Analysis) -> bool:
 # Persons a holder has ("the user's wife", "用户老公"): whom a text may be about instead of the user.
 KIN = frozenset({"WIFE", "HUSBAND", "SON", "DAUGHTER", "CHILD", "PARENTS", "FATHER", "MOTHER", "GRANDFATHER",
                  "GRANDMOTHER", "OLDER_BROTHER", "YOUNGER_BROTHER", "OLDER_SISTER", "YOUNGER_SISTER", "FRIEND",
-                 "COLLEAGUE", "BOSS", "ROOMMATE", "NEIGHBOUR"})
+                 "COLLEAGUE", "BOSS", "ROOMMATE", "NEIGHBOUR", "GIRLFRIEND", "BOYFRIEND"})
 _POSSESSIVE = frozenset({"user's", "users'", "my", "his", "her", "their", "our", "your"})
 _HOLDERS = frozenset({"用户", "我", "他", "她", "我们", "你", "user", "i"})
 
