@@ -485,6 +485,28 @@ def test_an_event_that_announces_a_correction_is_asked_about_events_worded_far_f
     assert settle([question], lambda pairs: ["update", "new"])[0].action == "update"
 
 
+@pytest.mark.parametrize("old, new, slot", [
+    ("The user's son goes to Oak Hill preschool.", "Leo moved to the Montessori on 5th Street this fall.",
+     "CHILDCARE"),
+    ("用户的老公在华为上班。", "志强跳槽到字节跳动了。", "WORK"),
+])
+def test_a_holder_named_by_relation_on_one_side_and_by_name_on_the_other_is_asked_of_a_reading_judge(old, new, slot):
+    """"The user's son" and "Leo" may be one child or two: the rules cannot tell, so the pair is asked (found by the
+    attribute, however far apart), and the update applies only from a judge that told the control pair apart."""
+    from automem.core.single_valued import holder_named_otherwise
+
+    assert holder_named_otherwise(analyse(old), analyse(new))
+    v = decide(new, [Neighbour("m1", old, 0.80, by_slot=True)], Thresholds(0.62))
+    assert v.ask == ("m1",) and slot in v.reason
+    question = Question(new, v, (("m1", old),))
+    assert settle([question], lambda pairs: ["update"] * len(pairs))[0].action == "new"  # a blanket judge
+    assert settle([question], lambda pairs: ["update"])[0].action == "new"  # one that skipped the control
+    assert settle([question], lambda pairs: ["update", "new"])[0].action == "update"
+    # another of the user's people, or the user, on the other side: two holders, never asked
+    for other in ("My daughter goes to the Montessori on 5th Street.", "I teach at the Montessori on 5th Street."):
+        assert not holder_named_otherwise(analyse("The user's son goes to Oak Hill preschool."), analyse(other))
+
+
 @pytest.mark.parametrize("old, new", [
     ("The user paid the electricity bill for October", "The user paid the electricity bill for November"),
     ("The user finished a 5K in 26 minutes", "The user finished a 10K in 55 minutes"),

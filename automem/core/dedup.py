@@ -62,7 +62,13 @@ from .analysis import (
     set_aside,
 )
 from .occurrence import another_occurrence, moved_in_time
-from .single_valued import asked_slot, maybe_same_slot, single_valued_change, two_models_owned
+from .single_valued import (
+    asked_slot,
+    holder_named_otherwise,
+    maybe_same_slot,
+    single_valued_change,
+    two_models_owned,
+)
 from .tokens import CORRECTION
 from .word_order import order_changed
 
@@ -406,21 +412,24 @@ def ask(judge: Judge, pairs: Sequence[Asked]) -> tuple[list[str], bool]:
     """Put `pairs` to `judge` in one call: (its answer to each as the write path may apply it, whether it told the
     control pair apart). The write path (`settle`) and `automem compact --judge` both ask this way.
 
-    A "duplicate" for a far pair, or an "update" of an event told again with only its day or time otherwise or
-    worded far from it, rests on the judge's word alone: it counts only from a judge that, in the same call, tells
-    one of those candidates from a plain fact about the world (the control pair, added to the call whenever a far
-    pair or an event is in it). A judge that says the same to everything, or answers fewer pairs than it was sent,
-    does not; its answers there count as "new". An event supersedes another only where `event_may_replace` says so.
+    A "duplicate" for a far pair, an "update" of an event told again with only its day or time otherwise or worded
+    far from it, and an "update" where one side names the holder by relation and the other by name
+    (`single_valued.holder_named_otherwise`) rest on the judge's word alone: each counts only from a judge that, in
+    the same call, tells one of those candidates from a plain fact about the world (the control pair, added to the
+    call whenever such a pair or an event is in it). A judge that says the same to everything, or answers fewer
+    pairs than it was sent, does not; its answers there count as "new". An event supersedes another only where
+    `event_may_replace` says so.
     Answers other than duplicate, update or new come back as "" (no answer)."""
     sent = [(p.candidate, p.existing, p.wing) for p in pairs]
-    control = next((p for p in pairs if p.wing == "episodic" or p.far), None)
+    unsure = [holder_named_otherwise(analyse(p.existing), analyse(p.candidate)) for p in pairs]
+    control = next((p for p, u in zip(pairs, unsure) if p.wing == "episodic" or p.far or u), None)
     if control is not None:
         sent.append((control.candidate, control_for(control.candidate), control.wing))
     answers = [str(a).strip().lower() for a in (judge(sent) or [])][:len(sent)]
     answers = [a if a in ("duplicate", "update", "new") else "" for a in answers]
     answers += [""] * (len(sent) - len(answers))
     discerning = control is not None and answers[-1] == "new"
-    return [_allowed(p, a, discerning) for p, a in zip(pairs, answers)], discerning
+    return [_allowed(p, a, discerning, u) for p, a, u in zip(pairs, answers, unsure)], discerning
 
 
 # Plain facts about the world, put beside a candidate as the control pair (`ask`): no memory of a person restates or
@@ -439,13 +448,15 @@ def control_for(candidate: str) -> str:
     return next((text for text, words in choices if not any(w in low for w in words)), choices[-1][0])
 
 
-def _allowed(p: Asked, answer: str, discerning: bool) -> str:
+def _allowed(p: Asked, answer: str, discerning: bool, holder_unsure: bool) -> str:
     """The judge's `answer` about `p` as the write path may apply it: "new" where it may not (`ask`)."""
     if answer == "duplicate" and p.far and not discerning:
         return "new"
     if answer == "update" and p.wing == "episodic" and (
             not event_may_replace(p.candidate, p.existing, discerning) or (p.far and not discerning)):
         return "new"  # an event worded far from the candidate is corrected only on a reading judge's word
+    if answer == "update" and holder_unsure and not discerning:
+        return "new"  # maybe another person's value: only a reading judge can tell
     return answer
 
 

@@ -17,6 +17,7 @@ from .analysis import (
     _subject_key,
     analyse,
     has_phrase,
+    is_about_user,
     overlap,
     polarity_flipped,
 )
@@ -115,9 +116,25 @@ def asked_slot(a: Analysis, b: Analysis) -> str:
     # wording rarely opens with its subject ("Austin is where I've settled"), so who else is named decides.
     said = slots_said(a) | slots_said(b)
     own = {s for key in said for s in SINGLE_ASKED.get(key, ()) if s.isupper()}
-    if people(a) - own != people(b) - own:
+    if people(a) - own != people(b) - own and not holder_named_otherwise(a, b):
         return ""
     return f"maybe a new value of {', '.join(sorted(common))} (worded far apart)"
+
+
+def holder_named_otherwise(a: Analysis, b: Analysis) -> bool:
+    """Whether one side is said of one of the user's people by relation and the other of someone named, not the
+    user ("The user's daughter attends Little Sprouts daycare" / "Maya started at the Montessori on Elm Street",
+    "用户的老公在华为上班" / "志强跳槽到字节了"): maybe one holder, maybe two. Only a judge that told the control pair
+    apart is taken at its word there (`dedup.ask`)."""
+    pa, pb = people(a), people(b)
+    if bool(pa) == bool(pb):
+        return False
+    kin, named = (a, b) if pa else (b, a)
+    return len(people(kin)) == 1 and not is_about_user(named.text) and not _USER_WORDS.search(named.text)
+
+
+# the user, named any way: a side that says so is about the user, not about someone named
+_USER_WORDS = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|we|our|us|user|user's)\b|我|用户|咱", re.IGNORECASE)
 
 
 def _versions(x: Analysis) -> dict[str, str]:
