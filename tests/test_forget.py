@@ -143,6 +143,32 @@ def test_forget_on_either_backend_leaves_nothing_under_the_root_and_stops_automa
     assert back.action == "new" and store.tombstones() == [] and store.get([k.id])
 
 
+def test_forgetting_a_memory_forgets_the_restatements_merged_into_it_and_its_earlier_wordings(store, location):
+    """A restatement a judge merged is kept as a record superseded by the memory it restates, and an edit keeps the
+    wording it replaced: both are copies of the forgotten fact, so they go with it. A value it replaced (an update)
+    is another fact and stays."""
+    from automem.core.correction import edit
+
+    old, far, fixed = "用户在Google做软件工程师", "我是谷歌的SWE", "用户在Google做后端软件工程师"
+
+    def reading(pairs):  # a judge that reads: the far restatement is one, the control pair and the rest are not
+        return ["duplicate" if (new, other) == (far, old) else "new" for new, other, _ in pairs]
+
+    [was] = remember(store, [Candidate("The user lives in Chicago.")])
+    [now] = remember(store, [Candidate("The user moved to Austin.")])
+    assert now.action == "update" and now.superseded == [was.id]
+    [d] = remember(store, [Candidate(old)])
+    [merged] = remember(store, [Candidate(far)], judge=reading)
+    assert merged.action == "duplicate" and merged.id == d.id
+    edited = edit(store, d.id, fixed)
+    assert {normalise(t) for t in (old, far, fixed)} <= {m.text for m in store.iter_records()}
+    assert store.forget([edited.id, now.id]) == [edited.id, now.id]
+    store.close()
+    for text in (old, far, fixed, "The user moved to Austin."):
+        assert grep(location.root, text) == [], text
+    assert [m.text for m in store.iter_records()] == [normalise("The user lives in Chicago.")]
+
+
 @pytest.mark.embedded_only("Chroma's own files on disk")
 def test_a_search_right_after_a_forget_does_not_write_the_words_back_into_the_vector_index(tmp_path, config):
     """The first query after the forget's reopen makes Chroma load and persist the vector index again, its unused

@@ -32,12 +32,14 @@ class Forgetting:
         """Forget memories for good. Returns the ids forgotten now (an id already forgotten is not among them).
 
         This is the one method that deletes a memory. Everywhere the store keeps it: the record (text, vector,
-        metadata), Chroma's log rows and free pages (embedded), the recall index; then the words go from the
+        metadata) and the records kept as its copies (`_copies_of`), Chroma's log rows and free pages (embedded),
+        the recall index; then the words go from the
         log, the spool and the caches (`automem.core.erase`). A tombstone without the words stays (`forgotten_among`).
         """
         now = int(now if now is not None else time.time())
         with self.lock():
             gone = [m for m in self.get(ids)]
+            gone += self._copies_of(gone)
             gone += [m for m in self._legacy_forgotten() if m.id not in {g.id for g in gone}]
             if not gone:
                 return []
@@ -58,6 +60,19 @@ class Forgetting:
         log_event(self.location, "forget", ids=[m.id for m in gone],
                   text_sha=[tombstone_key(m.profile, m.text, m.scope) for m in gone])
         return [m.id for m in gone if m.id in set(ids)]
+
+    def _copies_of(self, memories: Sequence[Memory]) -> list[Memory]:
+        """The records kept as copies of `memories`, however many links back: the restatements merged into one (a
+        judge's duplicate, kept as a merged record) and its earlier wordings (an edit). Forgetting a memory forgets
+        them too; the values it replaced (an update) are other facts and stay."""
+        found: dict[str, Memory] = {}
+        frontier = [m.id for m in memories]
+        while frontier:
+            where = {"$and": [{"superseded_by": {"$in": frontier}}, {"superseded_how": {"$in": ["merge", "edit"]}}]}
+            fresh = [m for m in self.iter_records(where=where) if m.id not in found]
+            found.update((m.id, m) for m in fresh)
+            frontier = [m.id for m in fresh]
+        return [m for i, m in found.items() if i not in {g.id for g in memories}]
 
     def _legacy_forgotten(self) -> list[Memory]:
         """Records an older automem kept with status `forgotten` (and their words): forgotten properly now."""
