@@ -351,6 +351,8 @@ def test_words_set_aside_need_a_close_pair_the_distance_is_necessary_never_suffi
 def test_a_company_or_city_named_otherwise_across_languages_is_one_value():
     """"NYC" was read as a name beside the city New York: a restatement of where the user lives became an update."""
     assert action("我住在纽约市。", "用户住在NYC。") == "duplicate"
+    assert action("I live in SF.", "用户住在旧金山。") == "duplicate"
+    assert action("我现在住魔都", "用户住在上海") == "duplicate"
     assert action("我在谷歌上班。", "The user works at Google.") == "duplicate"
     assert action("I'm a software engineer.", "我是软件工程师。") == "duplicate"
     assert action("我现在在微软上班。", "The user works at Google.") == "update"
