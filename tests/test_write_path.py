@@ -219,6 +219,13 @@ def test_a_far_restatement_is_merged_on_a_reading_judges_word_and_kept_in_the_st
     record = store.get([memory_id("reading", "user", normalise(new), OWNER)])[0]
     assert (record.status, record.superseded_by, record.superseded_how) == ("superseded", kept[normalise(old)].id,
                                                                            "merge")
+    # said again by a conversation, the merged words restate what they were merged into; said on purpose, they
+    # come back (as after a forget), for a judge to settle again
+    [again] = remember(store, [Candidate(new, profile="reading", room="auto-extract")])
+    assert (again.action, again.matched_id) == ("duplicate", kept[normalise(old)].id)
+    assert [m.text for m in store.list(profile="reading")] == [normalise(old)]
+    [on_purpose] = remember(store, [Candidate(new, profile="reading", room="cli")])
+    assert on_purpose.action == "new" and len(store.list(profile="reading")) == 2
     with FakeLLM([{"match": {"system": JUDGE}, "json": ["duplicate", "duplicate"]}]) as llm:
         [blanket] = remember(store, [Candidate(new, profile="blanket")],
                              judge=make_judge(OpenAIBackend(judge_config(llm.url)), {}))

@@ -246,6 +246,15 @@ def _look_up(store, plans: list[_Planned]) -> None:
         plan.existing, plan.twin = found.get(plan.id), found.get(twin)
 
 
+def _merged_into(store, existing: Memory | None) -> Memory | None:
+    """The active memory `existing` was merged into as a restatement (a judge's duplicate kept as a record), if
+    any: the same words said again restate that one, they do not come back beside it."""
+    if existing is None or existing.status != "superseded" or existing.superseded_how != "merge":
+        return None
+    kept = store.get([existing.superseded_by]) if existing.superseded_by else []
+    return kept[0] if kept and kept[0].status == "active" else None
+
+
 def _decide(store, plan: _Planned, earlier: list[_Planned], thresholds: Thresholds) -> None:
     """The rules' verdict for `plan`, given the store as it is now and the batch's `earlier` candidates."""
     cand, mid, existing = plan.candidate, plan.id, plan.existing
@@ -280,9 +289,16 @@ def _decide(store, plan: _Planned, earlier: list[_Planned], thresholds: Threshol
             neighbours.append(Neighbour(prev.id, prev.text, 1.0 - _dot(plan.vector, prev.vector), stored=False))
     neighbours.sort(key=lambda n: n.distance)
     plan.neighbours = neighbours
+    # an automatic source saying merged words again restates what they were merged into; the user saying them on
+    # purpose (`automem add`, the agent's tool) brings them back, as after a forget
+    kept = _merged_into(store, existing) if cand.room in AUTOMATIC_ROOMS else None
     if (existing is not None and existing.status == "active") or any(
             p.id == mid and p.verdict.action != "duplicate" for p in earlier):
         plan.verdict = Verdict("duplicate", mid, "the same text is already stored", False)
+    elif kept is not None:  # these words were merged into another memory as a restatement: said again, it is
+        plan.records[kept.id] = kept
+        plan.verdict = Verdict("duplicate", kept.id, "the same text was merged into this memory as a restatement",
+                               False)
     else:
         plan.verdict = decide(plan.text, neighbours, thresholds, event=cand.wing == EVENT_WING)
         if plan.verdict.action == "new" and cand.wing != EVENT_WING:
