@@ -524,6 +524,12 @@ def test_another_month_amount_person_or_occurrence_is_not_a_move_in_time(old, ne
     ("The user lives in Chicago.", "Austin is where I've settled now.", "LIVE"),
     ("用户单身。", "我上个月和女朋友领证了。", "PARTNER"),  # 女朋友 is the partner, not a friend: one holder
     ("我在腾讯做后端开发。", "用户现在在美团上班。", "WORK"),  # a company says where one works
+    ("The user's health insurer is Cigna.", "我的医疗保险换成了Kaiser。", "INSURER"),
+    ("The user usually goes to bed around midnight.", "These days I'm asleep by ten.", "SLEEP"),
+    ("用户出差常住万豪。", "我现在只住希尔顿。", "HOTEL_CHAIN"),
+    ("The team's CI runs on Jenkins.", "We moved every build to GitHub Actions.", "CI_SYSTEM"),
+    ("用户的专业是化学。", "我转专业去学法律了。", "MAJOR"),
+    ("用户用滴答清单记待办。", "要做的事我现在都记在Todoist里。", "TODO"),
     ("用户住在北京。", "这两年一直在深圳打拼。", "LIVE"),
     ("用户在伦敦生活。", "I've put down roots in Dublin.", "LIVE"),
     ("I work at Google.", "用户已经离职，现在在网易工作。", "WORK"),

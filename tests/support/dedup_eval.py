@@ -26,7 +26,7 @@ PARTS = {"tune": CORPUS / "tune.jsonl", "holdout": CORPUS / "holdout.jsonl",
          "probes18": CORPUS / "probes" / "probes18.jsonl", "probes19": CORPUS / "probes" / "probes19.jsonl",
          "probes20": CORPUS / "probes" / "probes20.jsonl", "probes21": CORPUS / "probes" / "probes21.jsonl",
          "probes22": CORPUS / "probes" / "probes22.jsonl", "probes23": CORPUS / "probes" / "probes23.jsonl",
-         "probes24": CORPUS / "probes" / "probes24.jsonl",
+         "probes24": CORPUS / "probes" / "probes24.jsonl", "probes25": CORPUS / "probes" / "probes25.jsonl",
          "old": DATA / "dedup_pairs.jsonl"}
 HELD_OUT = {"holdout", "numbers", "kinds", "shapes", "shapes2", "shapes3", "shapes4", "shapes5", "shapes6",
             "shapes7", "shapes8", "shapes9"}
