@@ -20,7 +20,9 @@ changes worded far apart, with and without a change word, and their look-alikes;
 at 935239a) and `holdout_29h.jsonl` ("shapes8": the same, with attributes of rarer kinds and event corrections
 told with no correction word; written blind and first measured at 9381549) and `holdout_29i.jsonl` ("shapes9":
 restatements worded far apart, event corrections with no day word in common, holders named on one side; written
-blind and first measured at 7e3b5f4). The older
+blind and first measured at 7e3b5f4) and `holdout_29j.jsonl` ("shapes10": restatements in chat shorthand and
+slang, switches to little-known values told indirectly, amounts changed with no correction word; written blind and
+first measured at a518797). The older
 `tests/data/dedup_pairs.jsonl` (four labels: changed_value -> replaces, related and unrelated -> both_true) is an
 extra check ("old").
 
@@ -44,7 +46,7 @@ decided update (replaces -> update), and **facts lost** = both_true decided dupl
 duplicate, over both_true + replaces. Targets (held-out part, offline): facts lost <= 1%, restatements >= 85%.
 
     python -m scripts.eval_dedup [--part tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,shapes6,
-                                  shapes7,shapes8,shapes9,old]
+                                  shapes7,shapes8,shapes9,shapes10,old]
                                  [--mode offline,judge,settle] [--json] [--failures]
 
 `--failures` lists the tune and old pairs decided wrongly (never the held-out ones). Exit 1 when the held-out part
@@ -91,10 +93,10 @@ def print_table(results: dict) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", default="tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,shapes6,"
-                                      "shapes7,shapes8,shapes9",
+                                      "shapes7,shapes8,shapes9,shapes10",
                     help="comma-separated: tune, holdout, numbers, kinds, shapes, shapes2, shapes3, shapes4, "
-                         "shapes5, shapes6, shapes7, shapes8, shapes9, old, probes18, probes19, probes20, "
-                         "probes21, probes22, probes23 (default: all but old and the probes)")
+                         "shapes5, shapes6, shapes7, shapes8, shapes9, shapes10, old, probes18 ... probes26 "
+                         "(default: all but old and the probes)")
     ap.add_argument("--mode", default="offline,judge",
                     help="comma-separated: offline, judge, settle (default offline,judge)")
     ap.add_argument("--failures", action="store_true",
