@@ -18,6 +18,7 @@ from automem.core.dedup import (
     Question,
     Thresholds,
     Verdict,
+    announces_correction,
     compare,
     control_for,
     decide,
@@ -25,7 +26,7 @@ from automem.core.dedup import (
     settle,
 )
 from automem.core.occurrence import another_occurrence
-from automem.core.single_valued import asked_slot
+from automem.core.single_valued import asked_slot, drops_the_old, speaks_of_the_past
 from tests.support import dedup_eval as ev
 
 TH = Thresholds.from_config(Config())
@@ -473,6 +474,14 @@ def test_an_event_told_again_with_only_its_day_or_time_otherwise_is_moved_on_a_r
     assert settle([question], lambda pairs: ["update", "new"])[0].action == "update"
 
 
+def test_an_event_said_to_have_become_another_date_is_a_correction():
+    """"入住日期变成8月15号了": 变成 ("became") announces the event moved, as 改成 does; said on both sides it does not."""
+    old = "用户的新房子8月1日入住。"
+    assert event_may_replace("新房子入住日期变成8月15号了。", old)
+    assert not announces_correction("新房子入住日期8月15号。", old)
+    assert not announces_correction("会议变成线上了，下周二开", "会议变成线上了，下周一开")
+
+
 def test_an_event_that_announces_a_correction_is_asked_about_events_worded_far_from_it():
     """"Yoga's cancelled — the studio is closed for repairs" corrects "The user has a yoga class Thursday at 7am",
     0.66 apart, beyond the related distance an event otherwise looks within. It is put to the judge (update only,
@@ -530,6 +539,14 @@ def test_another_month_amount_person_or_occurrence_is_not_a_move_in_time(old, ne
     ("The team's CI runs on Jenkins.", "We moved every build to GitHub Actions.", "CI_SYSTEM"),
     ("用户的专业是化学。", "我转专业去学法律了。", "MAJOR"),
     ("用户用滴答清单记待办。", "要做的事我现在都记在Todoist里。", "TODO"),
+    # a label against its definition: asked whether the second restates the first
+    ("用户是个夜猫子。", "我晚上特别精神，经常熬到很晚才睡。", "SLEEP"),
+    ("The user works from home.", "I'm WFH these days.", "WORK_MODE"),
+    ("用户是月光族。", "我每个月工资都花得一分不剩。", "SPENDING"),
+    ("用户社恐。", "我一到人多的场合就紧张，不太敢跟陌生人说话。", "SOCIAL"),
+    ("The user is childfree.", "我是丁克。", "KIDS"),
+    ("用户在腾讯上班。", "我在鹅厂写后端。", "WORK"),  # a company's nickname is the company
+    ("The user's annual salary is $96,000.", "Got my review: base pay is $103k now.", "SALARY"),
     ("用户住在北京。", "这两年一直在深圳打拼。", "LIVE"),
     ("用户在伦敦生活。", "I've put down roots in Dublin.", "LIVE"),
     ("I work at Google.", "用户已经离职，现在在网易工作。", "WORK"),
@@ -573,6 +590,25 @@ def test_a_single_valued_attribute_said_in_free_words_is_asked_about_however_far
 def test_the_same_attribute_of_another_holder_or_of_the_past_is_not_asked_about(old, new):
     assert asked_slot(analyse(old), analyse(new)) == ""
     assert decide(new, [Neighbour("m1", old, 0.9, by_slot=True)], TH).ask == ()
+
+
+@pytest.mark.parametrize("old,new,slot", [
+    ("用户用的是小米手机。", "刚入手了一台荣耀，之前那部已经挂闲鱼卖掉了。", "PHONE"),
+    ("The user's health insurer is Aetna.", "我的医疗保险已经换成蓝十字了，之前那家不续了。", "INSURER"),
+    ("用户用的前端框架是Vue。", "新项目组统一上React，我现在天天写JSX，以前那套不用了。", "STACK"),
+    ("The user works at Deloitte.", "Handed in my badge at the consulting firm and started at Stripe this week.", "WORK"),
+    ("The user lives in Hyde Park, Chicago.", "Out of the old place; spent all weekend unpacking in Logan Square.", "LIVE"),
+])
+def test_a_past_word_about_the_value_let_go_still_asks(old, new, slot):
+    """"之前那部已经卖掉了", "the old place": the candidate's past word speaks of the value it replaces, not of a
+    past state, so the old one found by the attribute is still put to the judge. A past state is not."""
+    assert slot in asked_slot(analyse(old), analyse(new))
+    assert drops_the_old(new) and not speaks_of_the_past(analyse(old), analyse(new))
+    past = {"PHONE": "我以前用过荣耀手机。", "INSURER": "我之前的医疗保险是蓝十字。", "STACK": "以前写过React。",
+            "WORK": "I used to work at Stripe.", "LIVE": "I used to live in Logan Square."}[slot]
+    assert asked_slot(analyse(old), analyse(past)) == ""
+    # the stored side's past word still says it is history
+    assert asked_slot(analyse(past), analyse(new)) == ""
 
 
 def test_a_change_announced_in_another_attribute_is_no_new_value_of_the_old_one():

@@ -24,6 +24,7 @@ from .analysis import (
 from .occurrence import people
 from .tokens import (
     _CJK_CHAR,
+    DROPPED,
     MOVABLE_CLASSES,
     MOVABLE_CONCEPTS,
     OPEN_SUBJECTS,
@@ -110,7 +111,7 @@ def asked_slot(a: Analysis, b: Analysis) -> str:
     replaces ("The user lives in Chicago" / "Austin is where I've settled"): both said of one attribute, by one
     holder, neither of the past. A question for the judge (only an update applies), never a decision."""
     common = slots_said(a) & slots_said(b)
-    if not common or any(has_phrase(x.text, p) for x in (a, b) for p in PAST_FORMS):
+    if not common or speaks_of_the_past(a, b):
         return ""
     # One holder: the same people named on both sides, apart from the slot's own ("my new boss is Dana"). Free
     # wording rarely opens with its subject ("Austin is where I've settled"), so who else is named decides.
@@ -119,6 +120,21 @@ def asked_slot(a: Analysis, b: Analysis) -> str:
     if people(a) - own != people(b) - own and not holder_named_otherwise(a, b):
         return ""
     return f"maybe a new value of {', '.join(sorted(common))} (worded far apart)"
+
+
+def speaks_of_the_past(a: Analysis, b: Analysis) -> bool:
+    """Whether the stored `a` or the candidate `b` speaks of a past value ("used to work at Acme", "以前住在杭州"):
+    the look-alike of a change, both true. Not the candidate's past word where it says that value was let go
+    ("刚入手了一台荣耀，之前那部已经挂闲鱼卖掉了", "my old one's sold"; lexicon `change.dropped`): the past one is the
+    value it replaces."""
+    if any(has_phrase(a.text, p) for p in PAST_FORMS):
+        return True
+    return any(has_phrase(b.text, p) for p in PAST_FORMS) and not drops_the_old(b.text)
+
+
+def drops_the_old(text: str) -> bool:
+    """Whether `text` says the value it had before was let go ("之前那家不续了", "uninstalled", "gave notice")."""
+    return any(has_phrase(text, p) for p in DROPPED)
 
 
 def holder_named_otherwise(a: Analysis, b: Analysis) -> bool:
@@ -256,7 +272,7 @@ def maybe_same_slot(a: Analysis, b: Analysis) -> str:
     # parrot's cage in the study"): asked only when the candidate says what holds now
     if not agree and not (b.change and _same_holder(a, b)):
         return ""
-    if any(has_phrase(x.text, p) for x in (a, b) for p in PAST_FORMS):
+    if speaks_of_the_past(a, b):
         return ""
     if not agree:
         return _SAID_NOW if overlap(a, b).shared > 0 else ""

@@ -47,6 +47,8 @@ CHANGE_STRONG_ZH = tuple(_LEX["change"]["strong"]["zh"])
 CHANGE_EN = tuple(_LEX["change"]["weak"]["en"])
 CHANGE_ZH = tuple(_LEX["change"]["weak"]["zh"])
 CORRECTION = tuple(_LEX["change"]["correction"]["en"] + _LEX["change"]["correction"]["zh"])
+DROPPED = tuple((_LEX["change"].get("dropped") or {}).get("en") or ()) + tuple(
+    (_LEX["change"].get("dropped") or {}).get("zh") or ())
 REPEAT = tuple(_LEX["repeat"]["en"]) + tuple(_LEX["repeat"]["zh"])
 _OCCURRENCE = _LEX.get("occurrence") or {}
 OCCURRENCE_WORDS = tuple(_OCCURRENCE.get("en") or ()) + tuple(_OCCURRENCE.get("zh") or ())
