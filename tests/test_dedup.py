@@ -546,6 +546,8 @@ def test_another_month_amount_person_or_occurrence_is_not_a_move_in_time(old, ne
     ("用户社恐。", "我一到人多的场合就紧张，不太敢跟陌生人说话。", "SOCIAL"),
     ("The user is childfree.", "我是丁克。", "KIDS"),
     ("用户在腾讯上班。", "我在鹅厂写后端。", "WORK"),  # a company's nickname is the company
+    ("用户性格很内向。", "我是I人，超级I。", "SOCIAL"),  # a phrase in capitals is still a phrase
+    ("The user wants the assistant to call them 'Robbie'.", "Drop the Robbie thing, I go by Rob these days.", "ADDRESS"),
     ("The user's annual salary is $96,000.", "Got my review: base pay is $103k now.", "SALARY"),
     ("用户住在北京。", "这两年一直在深圳打拼。", "LIVE"),
     ("用户在伦敦生活。", "I've put down roots in Dublin.", "LIVE"),
@@ -609,6 +611,14 @@ def test_a_past_word_about_the_value_let_go_still_asks(old, new, slot):
     assert asked_slot(analyse(old), analyse(past)) == ""
     # the stored side's past word still says it is history
     assert asked_slot(analyse(past), analyse(new)) == ""
+
+
+def test_words_that_only_ask_about_an_attribute_never_decide_a_change():
+    """"new place", "started at": enough to find the old value and ask a judge (`single_valued.asked`), never a
+    rule's update: a move-in date told twice, a new job beside the old employer's name, stay for the judge."""
+    assert compare("Move-in date for the new place: 9/1.", "Moving into the new apartment on Sept 1st.", 0.44,
+                   TH).action != "update"
+    assert compare("Started at Stripe this week, new job.", "The user works at Deloitte.", 0.5, TH).action == "new"
 
 
 def test_a_change_announced_in_another_attribute_is_no_new_value_of_the_old_one():

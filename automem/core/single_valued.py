@@ -93,9 +93,9 @@ def _compile_asked() -> dict[str, tuple[frozenset, frozenset, tuple, re.Pattern 
     Latin phrases, matched as `has_phrase` does): a text is read against them on every write."""
     out = {}
     for key, said in SINGLE_ASKED.items():
-        concepts = frozenset(s for s in said if s.isupper())
+        concepts = frozenset(s for s in said if s.isupper() and not _CJK_CHAR.search(s))  # "I人" is a phrase
         value_classes = frozenset(s[6:] for s in said if s.startswith("class:"))
-        phrases = [s for s in said if not s.isupper() and not s.startswith("class:")]
+        phrases = [s for s in said if s not in concepts and not s.startswith("class:")]
         cjk = tuple(p for p in phrases if _CJK_CHAR.search(p))
         latin = [re.escape(p.lower()) for p in phrases if not _CJK_CHAR.search(p)]
         pattern = re.compile(r"(?<![a-z0-9])(?:" + "|".join(latin) + r")(?![a-z0-9])") if latin else None
