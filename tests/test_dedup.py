@@ -482,6 +482,23 @@ def test_an_event_said_to_have_become_another_date_is_a_correction():
     assert not announces_correction("会议变成线上了，下周二开", "会议变成线上了，下周一开")
 
 
+def test_an_event_told_with_what_stays_the_same_corrects_the_one_it_retells():
+    """"they need me in on the 6th, same time": said against an event already known, the detail told otherwise is a
+    correction, on any judge's word; not when the pair says there are two, or names another person."""
+    old = "The user's dentist appointment is on March 3 at 10am."
+    assert not event_may_replace("The dentist needs me in on the 6th.", old)
+    assert event_may_replace("Dentist's office called, they need me in on the 6th, same time.", old)
+    assert not event_may_replace("牙医那边说6号来。", "用户3月3日上午10点看牙医。")
+    assert event_may_replace("牙医那边说6号来，时间不变。", "用户3月3日上午10点看牙医。")
+    assert not event_may_replace("I have yoga again Wednesday, same time.", "The user has a yoga class Monday at 6pm.")
+    assert not event_may_replace("My wife sees the dentist on the 6th, same time.", old)
+    # and, said beyond the related distance, the event it retells is asked about like a correction
+    th = Thresholds(0.62)
+    new = "The offsite's happening in Porto now, same dates."
+    v = decide(new, [Neighbour("m1", "The user's team offsite is in Lisbon on May 12-14.", 0.70)], th, event=True)
+    assert v.ask == ("m1",) and v.far == ("m1",)
+
+
 def test_an_event_that_announces_a_correction_is_asked_about_events_worded_far_from_it():
     """"Yoga's cancelled — the studio is closed for repairs" corrects "The user has a yoga class Thursday at 7am",
     0.66 apart, beyond the related distance an event otherwise looks within. It is put to the judge (update only,

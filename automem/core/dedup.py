@@ -61,7 +61,7 @@ from .analysis import (
     same_wording,
     set_aside,
 )
-from .occurrence import another_occurrence, moved_in_time
+from .occurrence import another_occurrence, moved_in_time, people, told_as_another
 from .single_valued import (
     asked_slot,
     holder_named_otherwise,
@@ -69,7 +69,7 @@ from .single_valued import (
     single_valued_change,
     two_models_owned,
 )
-from .tokens import CORRECTION
+from .tokens import CORRECTION, KEPT
 from .word_order import order_changed
 
 ACTIONS = ("duplicate", "update", "new")
@@ -165,7 +165,8 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
         asked = "" if event else asked_slot(analyse(existing), analyse(candidate))
         return PairVerdict("new", asked or f"different topic (distance {distance:.2f})", bool(asked), far=bool(asked))
     if distance > th.related:
-        if event and distance <= SLOT_DISTANCE and announces_correction(candidate, existing):
+        if event and distance <= SLOT_DISTANCE and (announces_correction(candidate, existing)
+                                                    or says_the_rest_holds(candidate, existing)):
             # "Yoga's cancelled — the studio is closed for repairs" / "The user has a yoga class Thursday at 7am",
             # 0.66 apart: only a judge can tell which event it corrects, and only its "update" applies
             return PairVerdict("new", "maybe a correction of this event, worded far apart", True, far=True)
@@ -296,7 +297,8 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
     far: list[Neighbour] = []  # beyond `related`, within SLOT_DISTANCE, no slot in sight: asked, never linked
     said: dict[str, PairVerdict] = {}
     # an event looks beyond the related distance only for the event it says it corrects or moves
-    cap = th.related if event and not announces_correction(candidate) else max(th.related, SLOT_DISTANCE)
+    cap = (th.related if event and not (announces_correction(candidate) or says_the_rest_holds(candidate))
+           else max(th.related, SLOT_DISTANCE))
     for n in neighbours:
         if n.distance > cap and not n.by_slot:
             continue
@@ -465,16 +467,20 @@ def event_may_replace(candidate: str, existing: str, discerning: bool = False) -
     planned event moved or called off: "the dentist appointment was moved to Thursday", "deadline 延到了下周三"),
     says it corrects what was said ("the dinner was actually on Saturday", "之前记错了"; lexicon `change.correction`,
     a word the stored one does not say too), or both tell one occurrence in the same words, moved ("flew from Tokyo
-    to Seoul last Friday" / "from Seoul to Tokyo last Friday"); otherwise only when nothing in the pair says they are
-    two occurrences (`occurrence.another_occurrence`: "again", "also", another ordinal, year or release, another
-    person, another period, more than one detail changed). A deploy of 1.4.1 does not undo the deploy of 1.4.0,
-    whatever a judge says; "dinner with Sam at Nopa on Friday" / "at Zuni on Friday" is one dinner, told wrong once.
+    to Seoul last Friday" / "from Seoul to Tokyo last Friday"), or it says what stays as it was ("they need me in on
+    the 6th, same time": `says_the_rest_holds`), of the same people, and nothing says two occurrences outright;
+    otherwise only when nothing in the pair says they are two occurrences (`occurrence.another_occurrence`: "again",
+    "also", another ordinal, year or release, another person, another period, more than one detail changed). A
+    deploy of 1.4.1 does not undo the deploy of 1.4.0, whatever a judge says; "dinner with Sam at Nopa on Friday" /
+    "at Zuni on Friday" is one dinner, told wrong once.
     A `discerning` judge (it told the control pair apart: `settle`) is also taken at its word where the candidate
     tells the stored event again with only its day or time otherwise and nothing added (`occurrence.moved_in_time`:
     "Book club's on Thursday night" / "The user's book club meets Wednesday evening this week")."""
     a, b = analyse(existing), analyse(candidate)
     if announces_correction(candidate, existing) or same_wording(a, b):
         return True
+    if says_the_rest_holds(candidate, existing) and not told_as_another(a, b) and people(a) == people(b):
+        return True  # "they need me in on the 6th, same time": told against one known event, it corrects it
     return not another_occurrence(a, b) or (discerning and moved_in_time(a, b))
 
 
@@ -482,6 +488,12 @@ def announces_correction(candidate: str, existing: str = "") -> bool:
     """Whether `candidate` says it corrects or moves what was told (lexicon `change.correction`): a word `existing`
     does not say too, for one both say is what both events are about ("delayed three hours", "改成了十分钟")."""
     return any(has_phrase(candidate, p) and not (existing and has_phrase(existing, p)) for p in CORRECTION)
+
+
+def says_the_rest_holds(candidate: str, existing: str = "") -> bool:
+    """Whether `candidate` says what of the event stays as it was ("same time", "地点不变"; lexicon `change.kept`), a
+    word `existing` does not say too: it retells an event already known, so what it gives otherwise is a correction."""
+    return any(has_phrase(candidate, p) and not (existing and has_phrase(existing, p)) for p in KEPT)
 
 
 def explain(candidate: str, existing: str) -> dict:

@@ -47,8 +47,9 @@ CHANGE_STRONG_ZH = tuple(_LEX["change"]["strong"]["zh"])
 CHANGE_EN = tuple(_LEX["change"]["weak"]["en"])
 CHANGE_ZH = tuple(_LEX["change"]["weak"]["zh"])
 CORRECTION = tuple(_LEX["change"]["correction"]["en"] + _LEX["change"]["correction"]["zh"])
-DROPPED = tuple((_LEX["change"].get("dropped") or {}).get("en") or ()) + tuple(
-    (_LEX["change"].get("dropped") or {}).get("zh") or ())
+_KEPT, _DROPPED = _LEX["change"].get("kept") or {}, _LEX["change"].get("dropped") or {}
+KEPT = tuple(_KEPT.get("en") or ()) + tuple(_KEPT.get("zh") or ())  # "same time": the rest of an event holds
+DROPPED = tuple(_DROPPED.get("en") or ()) + tuple(_DROPPED.get("zh") or ())  # "之前那家退了": the old value let go
 REPEAT = tuple(_LEX["repeat"]["en"]) + tuple(_LEX["repeat"]["zh"])
 _OCCURRENCE = _LEX.get("occurrence") or {}
 OCCURRENCE_WORDS = tuple(_OCCURRENCE.get("en") or ()) + tuple(_OCCURRENCE.get("zh") or ())
