@@ -149,7 +149,7 @@ def test_forgetting_a_memory_forgets_the_restatements_merged_into_it_and_its_ear
     is another fact and stays."""
     from automem.core.correction import edit
 
-    old, far, fixed = "用户在Google做软件工程师", "我是谷歌的SWE", "用户在Google做后端软件工程师"
+    old, far, fixed = "用户在Google做软件工程师", "我是谷歌的码农", "用户在Google做后端软件工程师"
 
     def reading(pairs):  # a judge that reads: the far restatement is one, the control pair and the rest are not
         return ["duplicate" if (new, other) == (far, old) else "new" for new, other, _ in pairs]

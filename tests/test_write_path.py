@@ -195,14 +195,14 @@ def test_a_single_valued_fact_changed_in_far_words_reaches_the_judge_now_or_the_
 
 
 def test_a_far_restatement_is_merged_on_a_reading_judges_word_and_kept_in_the_store(store):
-    """"我是谷歌的SWE" restates "用户在Google做软件工程师" in no word the rules read (0.70 apart). A judge that tells
+    """"我是谷歌的码农" restates "用户在Google做软件工程师" in no word the rules read (0.73 apart). A judge that tells
     the control pair apart in the same call is taken at its word: the candidate is merged into the stored one, and
     kept as a merged record whose history names it, so its words are still in the store. A judge that says "duplicate"
     to everything drops nothing: both stay."""
     from automem.core.memory import OWNER, memory_id
     from automem.text import normalise
 
-    old, new = "用户在Google做软件工程师", "我是谷歌的SWE"
+    old, new = "用户在Google做软件工程师", "我是谷歌的码农"
     for profile in ("reading", "blanket"):
         remember(store, [Candidate(old, profile=profile)])
     reading = {"per_item": {"answers": [[normalise(new), normalise(old), "duplicate"]], "default": "new"}}
@@ -230,6 +230,29 @@ def test_a_far_restatement_is_merged_on_a_reading_judges_word_and_kept_in_the_st
         [blanket] = remember(store, [Candidate(new, profile="blanket")],
                              judge=make_judge(OpenAIBackend(judge_config(llm.url)), {}))
     assert blanket.action == "new" and len(store.list(profile="blanket")) == 2
+
+
+def test_shorthand_is_embedded_with_its_meaning_so_its_restatement_in_plain_words_is_found(store):
+    """"我们俩是丁克" and "用户和伴侣决定不要孩子" share no word, and the model puts them 0.95 apart: no write would
+    ever compare them. Embedded with what 丁克 means (automem/data/gloss.yaml), they stand within the related
+    distance: the write compares them and asks the judge, whose "duplicate" merges them. The text stored is the
+    user's own, and a question in plain words finds the shorthand."""
+    from automem.core.embeddings import glossed
+    from automem.text import normalise
+
+    assert glossed("I'm OOO 12/20-1/2.") == "I'm OOO 12/20-1/2. (OOO: out of office)"
+    assert glossed("cooool, ooo") == "cooool, ooo" and glossed("工资9960") == "工资9960"
+    old, new = "用户和伴侣决定不要孩子。", "我们俩是丁克。"
+    a, b = store.embed([old, new])
+    assert 1 - sum(x * y for x, y in zip(a, b)) < Config().dedup_related_distance
+    remember(store, [Candidate(old)])
+    answers = {"per_item": {"answers": [[normalise(new), normalise(old), "duplicate"]], "default": "new"}}
+    with FakeLLM([{"match": {"system": JUDGE}, **answers}]) as llm:
+        [d] = remember(store, [Candidate(new)], judge=make_judge(OpenAIBackend(judge_config(llm.url)), {}))
+    assert d.action == "duplicate" and [m.text for m in store.list()] == [normalise(old)]
+    remember(store, [Candidate("用户是个夜猫子。"), Candidate("用户喜欢喝乌龙茶。")])
+    [(top, _)] = store.search(embedding=store.embed(["用户是不是习惯熬夜、很晚才睡？"])[0], k=1)
+    assert top.text == normalise("用户是个夜猫子。")
 
 
 # Persona memories that stand nearer to the new value than its old one does: no vector query of the write's size

