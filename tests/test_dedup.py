@@ -564,7 +564,8 @@ def test_another_month_amount_person_or_occurrence_is_not_a_move_in_time(old, ne
     ("The user is childfree.", "我是丁克。", "KIDS"),
     ("用户在腾讯上班。", "我在鹅厂写后端。", "WORK"),  # a company's nickname is the company
     ("用户性格很内向。", "我是I人，超级I。", "SOCIAL"),  # a phrase in capitals is still a phrase
-    ("The user wants the assistant to call them 'Robbie'.", "Drop the Robbie thing, I go by Rob these days.", "ADDRESS"),
+    ("The user wants the assistant to call them 'Robbie'.", "Drop the Robbie thing, I go by Rob these days.",
+     "ADDRESS"),
     ("The user's annual salary is $96,000.", "Got my review: base pay is $103k now.", "SALARY"),
     ("用户住在北京。", "这两年一直在深圳打拼。", "LIVE"),
     ("用户在伦敦生活。", "I've put down roots in Dublin.", "LIVE"),
@@ -615,8 +616,10 @@ def test_the_same_attribute_of_another_holder_or_of_the_past_is_not_asked_about(
     ("用户用的是小米手机。", "刚入手了一台荣耀，之前那部已经挂闲鱼卖掉了。", "PHONE"),
     ("The user's health insurer is Aetna.", "我的医疗保险已经换成蓝十字了，之前那家不续了。", "INSURER"),
     ("用户用的前端框架是Vue。", "新项目组统一上React，我现在天天写JSX，以前那套不用了。", "STACK"),
-    ("The user works at Deloitte.", "Handed in my badge at the consulting firm and started at Stripe this week.", "WORK"),
-    ("The user lives in Hyde Park, Chicago.", "Out of the old place; spent all weekend unpacking in Logan Square.", "LIVE"),
+    ("The user works at Deloitte.", "Handed in my badge at the consulting firm and started at Stripe this week.",
+     "WORK"),
+    ("The user lives in Hyde Park, Chicago.", "Out of the old place; spent all weekend unpacking in Logan Square.",
+     "LIVE"),
 ])
 def test_a_past_word_about_the_value_let_go_still_asks(old, new, slot):
     """"之前那部已经卖掉了", "the old place": the candidate's past word speaks of the value it replaces, not of a
