@@ -499,6 +499,30 @@ def test_an_event_told_with_what_stays_the_same_corrects_the_one_it_retells():
     assert v.ask == ("m1",) and v.far == ("m1",)
 
 
+@pytest.mark.parametrize("old, new", [
+    ("The user's dentist appointment is on March 3 at Lakeview Dental.",
+     "Heads up, the March 3 dentist visit is at the Brookfield office."),
+    ("用户下周二去杭州出差。", "下周二出差的地方是宁波。"),
+    ("The user's book club meeting this Wednesday is at Hollis Café.", "Book club this wed is at Priya's apartment."),
+])
+def test_an_event_retold_on_its_day_with_a_detail_otherwise_is_corrected_on_a_reading_judges_word(old, new):
+    """One occasion with the place told otherwise, or two events of one day: the rules cannot tell, so only a judge
+    that told the control pair apart is taken at its word; a sign of two occurrences still keeps both."""
+    assert not event_may_replace(new, old)
+    assert event_may_replace(new, old, discerning=True)
+    assert not event_may_replace(new.replace("Heads up, the", "Also, the").replace("出差", "也出差", 1)
+                                 .replace("Book club", "Another book club"), old, discerning=True)
+
+
+def test_a_month_written_in_chinese_ties_an_event_to_the_same_month_in_english():
+    """"爸妈12月22号到" is in December as "The user's parents arrive on December 20" is: the pair is tied to one
+    month as it would be in one language, so a judge's correction of the day applies."""
+    old = "The user's parents arrive on December 20."
+    assert event_may_replace("爸妈12月22号到。", old)
+    assert not event_may_replace("爸妈1月22号到。", old)  # another month ties nothing
+    assert not event_may_replace("爸妈22号到。", old)
+
+
 def test_an_event_that_announces_a_correction_is_asked_about_events_worded_far_from_it():
     """"Yoga's cancelled — the studio is closed for repairs" corrects "The user has a yoga class Thursday at 7am",
     0.66 apart, beyond the related distance an event otherwise looks within. It is put to the judge (update only,
@@ -563,6 +587,11 @@ def test_another_month_amount_person_or_occurrence_is_not_a_move_in_time(old, ne
     ("用户社恐。", "我一到人多的场合就紧张，不太敢跟陌生人说话。", "SOCIAL"),
     ("The user is childfree.", "我是丁克。", "KIDS"),
     ("用户在腾讯上班。", "我在鹅厂写后端。", "WORK"),  # a company's nickname is the company
+    ("Give answers as bullet points.", "Can you write stuff out as normal paragraphs going forward?", "FORMAT"),
+    ("Start every answer with a one-line summary.", "No TL;DR at the top anymore, just jump straight in.",
+     "SUMMARY"),
+    ("The user's last name is Novak.", "Since the wedding I go by Petrović.", "NAME"),
+    ("The user's phone carrier is Verizon.", "Ported my number to Visible last week.", "CARRIER"),
     ("用户性格很内向。", "我是I人，超级I。", "SOCIAL"),  # a phrase in capitals is still a phrase
     ("The user wants the assistant to call them 'Robbie'.", "Drop the Robbie thing, I go by Rob these days.",
      "ADDRESS"),

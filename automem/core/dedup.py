@@ -61,7 +61,7 @@ from .analysis import (
     same_wording,
     set_aside,
 )
-from .occurrence import another_occurrence, moved_in_time, people, told_as_another
+from .occurrence import another_occurrence, moved_in_time, people, retold_on_its_day, told_as_another
 from .single_valued import (
     asked_slot,
     holder_named_otherwise,
@@ -481,7 +481,7 @@ def event_may_replace(candidate: str, existing: str, discerning: bool = False) -
         return True
     if says_the_rest_holds(candidate, existing) and not told_as_another(a, b) and people(a) == people(b):
         return True  # "they need me in on the 6th, same time": told against one known event, it corrects it
-    return not another_occurrence(a, b) or (discerning and moved_in_time(a, b))
+    return not another_occurrence(a, b) or (discerning and (moved_in_time(a, b) or retold_on_its_day(a, b)))
 
 
 def announces_correction(candidate: str, existing: str = "") -> bool:

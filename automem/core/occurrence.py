@@ -121,7 +121,14 @@ def _anchors(x: Analysis) -> set[str]:
     found = {u.key for u in x.units if u.key.startswith("weekday:")
              or (u.kind == "concept" and u.key in MOVABLE_CONCEPTS and u.key not in _NOT_AN_OCCASION)}
     found |= {f"when:{next(g for g in m.groups() if g)}" for m in _WHEN.finditer(x.text)}
+    # "12月22号" is in December as "December 20" is: the month by its name, in either language
+    found |= {_MONTH_NAMES[int(m.group(1)) - 1] for m in _CJK_MONTH.finditer(x.text) if 1 <= int(m.group(1)) <= 12}
     return found | {w.lower() for w in OCCURRENCE_ANCHORS if has_phrase(x.text, w)}
+
+
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december")
+_CJK_MONTH = re.compile(r"(?<![0-9])(\d{1,2})\s*月")
 
 
 # The substance (`analysis.overlap`'s shared weight: about four words or two names) two tellings of one day's event
@@ -129,6 +136,14 @@ def _anchors(x: Analysis) -> set[str]:
 # Monday; it cost $45" / "Monday's lunch with Priya was at Tartine, and the check came to $60"). Two events of one
 # day share less ("昨天在宜家花了三千块买家具" / "昨天把三千块转给了房东当押金").
 RETOLD_SHARED = 8.0
+
+
+def retold_on_its_day(a: Analysis, b: Analysis) -> bool:
+    """Whether `b` places its event on a day `a` names too (a weekday, a date, "tonight") and nothing says there are
+    two ("The user's dentist appointment is on March 3 at Lakeview Dental" / "the March 3 dentist visit is at the
+    Brookfield office", "用户下周二去杭州出差" / "下周二出差的地方是宁波"): one occasion with a detail told otherwise,
+    or two events of one day, which only a reading judge tells apart (`dedup.event_may_replace`)."""
+    return bool(_days(a) & _days(b)) and not told_as_another(a, b)
 
 
 def _days(x: Analysis) -> set[str]:
