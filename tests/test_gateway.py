@@ -261,10 +261,12 @@ def test_two_users_of_one_profile_never_see_each_other(root):
         cli.shutdown()
 
 
-def _fresh_process_recall(root: Path, kwargs: dict, query: str, remember_text: str = "") -> dict:
+def _fresh_process_recall(root: Path, kwargs: dict, query: str, remember_text: str = "", warm: bool = False) -> dict:
     """The system block and one prefetch as a fresh Hermes process gets them: the plugin file imported as Hermes
     imports it, the provider initialised with the gateway's identity kwargs, nothing warm. `remember_text`: first,
-    the agent's automem_remember call with it (a persona fact), whose answer is returned under 'remembered'."""
+    the agent's automem_remember call with it (a persona fact), whose answer is returned under 'remembered'.
+    `warm`: the prefetch of a later turn instead, once the turn before warmed the store and the model as Hermes has
+    it do (`queue_prefetch`), with the agent's automem_search answer under 'search'."""
     import json
     import subprocess
     import sys
@@ -279,8 +281,12 @@ def _fresh_process_recall(root: Path, kwargs: dict, query: str, remember_text: s
             f"c = C(); m.register(c); c.provider.initialize('fresh', hermes_home={str(root)!r}, **{kwargs!r})\n"
             f"r = json.loads(c.provider.handle_tool_call('automem_remember', "
             f"{{'text': {remember_text!r}, 'category': 'persona'}})) if {remember_text!r} else None\n"
+            f"if {warm!r}:\n    import time; c.provider.queue_prefetch({query!r}); t = time.monotonic()\n"
+            "    while not c.provider._session.warm and time.monotonic() - t < 60: time.sleep(0.1)\n"
+            f"found = json.loads(c.provider.handle_tool_call('automem_search', {{'query': {query!r}, 'k': 3}}))\n"
             f"print(json.dumps({{'remembered': r, 'block': c.provider.system_prompt_block(), "
-            f"'prefetch': c.provider.prefetch({query!r})}}))\nc.provider.shutdown()")
+            f"'prefetch': c.provider.prefetch({query!r}), 'search': [x['text'] for x in found['results']]}}))\n"
+            "c.provider.shutdown()")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -306,6 +312,25 @@ def test_a_persons_same_words_moved_reach_their_prompt_once_and_nobody_elses(roo
     for who in (BOB, {"platform": "cli"}):
         seen = _fresh_process_recall(root, who, "which shifts do I work on weekdays?")
         assert "shifts" not in seen["block"] + seen["prefetch"], (who, seen)
+
+
+def test_shorthand_a_person_said_is_found_in_plain_words_in_their_sessions_and_nobody_elses(root):
+    """Recall with the glossary (automem/data/gloss.yaml) through the provider as the gateway calls it: Alice's
+    "I'm OOO from December 20 through January 2", asked about as "When am I out of the office?" in a fresh process of
+    hers, is the first her search and her warm prefetch find (the model alone puts her dentist appointment nearer
+    the question than "OOO"); Bob's sessions find nothing of hers."""
+    ooo = "I'm OOO from December 20 through January 2."
+    alice = provider_for(root, "tg-alice", ALICE)
+    try:
+        for text in ["I have a dentist appointment on March 3.", ooo, "I'm flying to Denver on May 12.",
+                     "Book club meets Thursday at Priya's."]:
+            assert remember(alice, text, "episodic")["decision"] == "new"
+    finally:
+        alice.shutdown()
+    seen = _fresh_process_recall(root, ALICE, "When am I out of the office?", warm=True)
+    assert seen["search"][0] == ooo and ooo in seen["prefetch"].splitlines()[2], seen
+    seen = _fresh_process_recall(root, BOB, "When am I out of the office?", warm=True)
+    assert seen["search"] == [] and "OOO" not in seen["prefetch"] + seen["block"], seen
 
 
 def test_a_persons_new_value_of_an_attribute_is_never_asked_about_anyone_elses(root, monkeypatch):
