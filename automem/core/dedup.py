@@ -487,13 +487,18 @@ def event_may_replace(candidate: str, existing: str, discerning: bool = False) -
 def announces_correction(candidate: str, existing: str = "") -> bool:
     """Whether `candidate` says it corrects or moves what was told (lexicon `change.correction`): a word `existing`
     does not say too, for one both say is what both events are about ("delayed three hours", "改成了十分钟")."""
-    return any(has_phrase(candidate, p) and not (existing and has_phrase(existing, p)) for p in CORRECTION)
+    return _says_anew(candidate, existing, CORRECTION)
 
 
 def says_the_rest_holds(candidate: str, existing: str = "") -> bool:
     """Whether `candidate` says what of the event stays as it was ("same time", "地点不变"; lexicon `change.kept`), a
     word `existing` does not say too: it retells an event already known, so what it gives otherwise is a correction."""
-    return any(has_phrase(candidate, p) and not (existing and has_phrase(existing, p)) for p in KEPT)
+    return _says_anew(candidate, existing, KEPT)
+
+
+def _says_anew(candidate: str, existing: str, phrases: Sequence[str]) -> bool:
+    """Whether `candidate` says one of `phrases` that `existing` does not say too."""
+    return any(has_phrase(candidate, p) and not (existing and has_phrase(existing, p)) for p in phrases)
 
 
 def explain(candidate: str, existing: str) -> dict:

@@ -72,9 +72,9 @@ def _gloss_table() -> tuple[tuple[str, ...], re.Pattern | None, re.Pattern | Non
             alternatives = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
             return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", flags) if terms else None
 
-        lower = {t.lower(): t for t in other}
-        _gloss = (cjk, pattern(caps, 0), pattern(other, re.IGNORECASE), {**meaning, **{k: meaning[v] for k, v in
-                                                                                       lower.items()}})
+        # a term matched in any case is looked up as it is written in the file, or in lower case
+        _gloss = (cjk, pattern(caps, 0), pattern(other, re.IGNORECASE),
+                  {**meaning, **{t.lower(): meaning[t] for t in other}})
     return _gloss
 
 
@@ -90,7 +90,7 @@ def glossed(text: str) -> str:
     if not found:
         return text
     said = dict.fromkeys(found)  # each once, in order
-    notes = "; ".join(f"{t}: {meaning.get(t) or meaning.get(t.lower(), '')}" for t in said)
+    notes = "; ".join(f"{t}: {meaning.get(t) or meaning[t.lower()]}" for t in said)
     return f"{text} ({notes})"
 
 

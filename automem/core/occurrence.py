@@ -91,8 +91,9 @@ def moved_in_time(a: Analysis, b: Analysis) -> bool:
 
 
 _DATE_WORDS = frozenset({"月", "日", "号", "点", "noon", "midnight", "tonight"})
-_MONTHS = frozenset(f"name:{m}" for m in ("january", "february", "march", "april", "may", "june", "july", "august",
-                                          "september", "october", "november", "december"))
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december")
+_MONTHS = frozenset(f"name:{m}" for m in _MONTH_NAMES)
 
 
 def _when(x: Analysis) -> frozenset[str]:
@@ -126,8 +127,6 @@ def _anchors(x: Analysis) -> set[str]:
     return found | {w.lower() for w in OCCURRENCE_ANCHORS if has_phrase(x.text, w)}
 
 
-_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-                "november", "december")
 _CJK_MONTH = re.compile(r"(?<![0-9])(\d{1,2})\s*月")
 
 
