@@ -24,7 +24,9 @@ blind and first measured at 7e3b5f4) and `holdout_29j.jsonl` ("shapes10": restat
 slang, switches to little-known values told indirectly, amounts changed with no correction word; written blind and
 first measured at a518797) and `holdout_29k.jsonl` ("shapes11": instruction changes in other words and languages,
 events with a place, person or time told otherwise and no correction word, events retold with dates written
-otherwise; written blind and first measured at da36a35). The older
+otherwise; written blind and first measured at da36a35) and `holdout_29l.jsonl` ("shapes12": a mix of everyday
+restatements, single-valued changes, event corrections, instruction changes, role reversals and their look-alikes;
+written blind and first measured at b6272f2). The older
 `tests/data/dedup_pairs.jsonl` (four labels: changed_value -> replaces, related and unrelated -> both_true) is an
 extra check ("old").
 
@@ -48,7 +50,7 @@ decided update (replaces -> update), and **facts lost** = both_true decided dupl
 duplicate, over both_true + replaces. Targets (held-out part, offline): facts lost <= 1%, restatements >= 85%.
 
     python -m scripts.eval_dedup [--part tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,shapes6,
-                                  shapes7,shapes8,shapes9,shapes10,shapes11,old]
+                                  shapes7,shapes8,shapes9,shapes10,shapes11,shapes12,old]
                                  [--mode offline,judge,settle] [--json] [--failures]
 
 `--failures` lists the tune and old pairs decided wrongly (never the held-out ones). Exit 1 when the held-out part
@@ -95,9 +97,10 @@ def print_table(results: dict) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", default="tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,shapes6,"
-                                      "shapes7,shapes8,shapes9,shapes10,shapes11",
+                                      "shapes7,shapes8,shapes9,shapes10,shapes11,shapes12",
                     help="comma-separated: tune, holdout, numbers, kinds, shapes, shapes2, shapes3, shapes4, "
-                         "shapes5, shapes6, shapes7, shapes8, shapes9, shapes10, shapes11, old, probes18 ... probes27 "
+                         "shapes5, shapes6, shapes7, shapes8, shapes9, shapes10, shapes11, shapes12, old, probes18 ... "
+                         "probes28 "
                          "(default: all but old and the probes)")
     ap.add_argument("--mode", default="offline,judge",
                     help="comma-separated: offline, judge, settle (default offline,judge)")
