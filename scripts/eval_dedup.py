@@ -145,7 +145,9 @@ def main(argv=None) -> int:
                 print(f"{part}: events a wrong judge's 'update' could lose {e['both_true_exposed']}/{e['both_true']} "
                       f"both-true ({e['both_true_exposed_discerning']} if it told the control pair apart); "
                       f"corrections a correct one cannot apply {e['replaces_refused']}/{e['replaces']} "
-                      f"({e['replaces_refused_discerning']} if it told the control pair apart)")
+                      f"({e['replaces_refused_discerning']} if it told the control pair apart); both-true events "
+                      f"put to a judge though worded far apart {e['both_true_far_asked']}/{e['both_true']} (a wrong "
+                      f"'duplicate' or 'update' applies only if it told the control pair apart)")
         for (part, mode), res in results.items():
             if res["figures"]["existing_not_new"]:
                 print(f"{part}/{mode}: existing memory not stored as new: {res['figures']['existing_not_new']}")

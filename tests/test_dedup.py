@@ -537,6 +537,42 @@ def test_an_event_that_announces_a_correction_is_asked_about_events_worded_far_f
     assert settle([question], lambda pairs: ["update", "new"])[0].action == "update"
 
 
+@pytest.mark.parametrize("old, new", [
+    ("The user is on vacation from July 7 to July 18.", "I'm on PTO 7/7 through 7/18, fully offline."),
+    ("用户周五下班前和经理做季度总结。", "Friday EOD 跟老板的 quarterly review"),
+])
+def test_an_event_worded_far_apart_on_a_day_both_name_is_asked_of_a_reading_judge(old, new):
+    """A day both name ("7/18" is July 18, 周五 is Friday) is all that ties two tellings of one event worded 0.66
+    apart: put to the judge (never linked), and its "duplicate" applies only from a judge that told the control pair
+    apart. Another day, or a sign of two occurrences, asks nothing."""
+    th = Thresholds(0.62)
+    v = decide(new, [Neighbour("m1", old, 0.66)], th, event=True)
+    assert (v.action, v.matched_id, v.ask, v.far) == ("new", None, ("m1",), ("m1",))
+    question = Question(new, v, (("m1", old),), "episodic")
+    assert settle([question], lambda pairs: ["duplicate"] * len(pairs))[0].action == "new"
+    assert settle([question], lambda pairs: ["duplicate", "new"])[0].action == "duplicate"
+    for other in (new.replace("7/7", "8/4").replace("7/18", "8/15").replace("Friday", "Monday"),
+                  new.replace("I'm on", "I'm also on").replace("Friday", "Friday 另一个")):
+        assert decide(other, [Neighbour("m1", old, 0.66)], th, event=True).ask == ()
+
+
+def test_a_date_written_with_a_slash_is_the_same_day_as_the_month_by_its_name():
+    from automem.core.occurrence import _anchors
+
+    assert {"july", "when:18"} <= _anchors(analyse("back on 7/18"))
+    assert {"july", "when:18"} <= _anchors(analyse("back on 18/7"))  # day first where it cannot be a month
+    assert not {"when:24", "july"} & _anchors(analyse("on call 24/7"))
+
+
+def test_an_event_given_a_day_of_the_month_alone_against_a_full_date_is_corrected_on_a_reading_judges_word():
+    """"my Lisbon flight leaves on the 11th" against "…departs on June 9": the date corrected, or a second flight,
+    which only a judge that told the control pair apart is trusted to tell; "also" says two."""
+    old = "The user's flight to Lisbon departs on June 9."
+    assert not event_may_replace("my Lisbon flight leaves on the 11th", old)
+    assert event_may_replace("my Lisbon flight leaves on the 11th", old, discerning=True)
+    assert not event_may_replace("my Lisbon flight also leaves on the 11th", old, discerning=True)
+
+
 @pytest.mark.parametrize("old, new, slot", [
     ("The user's son goes to Oak Hill preschool.", "Leo moved to the Montessori on 5th Street this fall.",
      "CHILDCARE"),
@@ -608,6 +644,10 @@ def test_another_month_amount_person_or_occurrence_is_not_a_move_in_time(old, ne
     ("The user is in Canada on a work permit.", "我拿到枫叶卡了，现在是permanent resident。", "VISA"),
     ("用户在医院上夜班。", "我现在调成白班了，早七晚三。", "SHIFT"),
     ("The user's blog is hosted on GitHub Pages.", "博客现在放在Vercel上。", "HOST"),
+    ("The user lives in Oakland.", "First night sleeping in our new Rockridge apartment.", "LIVE"),
+    ("用户住在武汉。", "现在在杭州，房租贵死了。", "LIVE"),
+    ("The user works from home full-time.", "RTO hit us, in office three days a week now.", "WORK_MODE"),
+    ("The user earns 95,000 dollars a year.", "After the promotion I'm at 110k base.", "SALARY"),
     # what an instruction sets
     ("请用英文回答我。", "以后都用日语跟我说。", "REPLY_LANGUAGE"),
     ("长度重量都用公制单位。", "给我换算成英制，比如英里和磅。", "UNITS"),

@@ -233,6 +233,32 @@ def test_the_index_knows_which_single_valued_attribute_each_memory_fills(locatio
     assert "m_7" in {i.id for i in index.items(location)} and "m_7" not in ids(index.filling(location, ["LIVE"], mine))
 
 
+def test_the_index_files_each_event_under_the_full_dates_it_names(location):
+    """"July 18", "7/18" and "7月18日" are one date: an event is found by it however it was worded (the write path's
+    lookup of an event told far apart, `occurrence.dates`); an index written before events had dates filed gets them
+    at its rebuild."""
+    import sqlite3
+
+    def ids(items):
+        return [i.id for i in items]
+
+    mems = [item(1, "The user is on vacation from July 7 to July 18.", wing="episodic"),
+            item(2, "用户7月18日去北京出差", wing="episodic"), item(3, "Dentist on Friday at 3pm", wing="episodic"),
+            item(4, "PTO 7/7 through 7/18", wing="episodic", profile="other"),
+            item(5, "The user's birthday is on July 18.")]  # a persona memory files attributes, not dates
+    index.apply(location, put=mems, generation=None)
+    mine = {"profile": "default"}
+    assert ids(index.filling(location, ["date:07-18"], mine)) == ["m_2", "m_1"]
+    assert ids(index.filling(location, ["date:07-07"], {"profile": "other"})) == ["m_4"]
+    conn = sqlite3.connect(str(index.index_path(location)))
+    conn.execute("UPDATE memories SET slots = '' WHERE wing = 'episodic'")  # as INDEX_VERSION 10 wrote events
+    conn.commit()
+    conn.close()
+    assert ids(index.filling(location, ["date:07-18"], mine)) == []
+    index.rebuild(location, mems, "9")
+    assert ids(index.filling(location, ["date:07-18"], mine)) == ["m_2", "m_1"]
+
+
 def test_the_index_knows_which_persona_memories_are_about_the_user(location, monkeypatch):
     mems = [item(1, "用户在西安一所高中教物理"), item(2, "The user's wife runs a flower shop near the Bell Tower"),
             item(3, "The user is lactose intolerant"), item(4, "用户的父亲去年做了心脏手术"),

@@ -307,6 +307,49 @@ def test_a_slot_changed_in_far_words_is_found_by_the_attribute_not_by_distance(s
     assert len(store.list(profile="judged")) == len(CROWD) + 1
 
 
+# Events nearer to "I'm on PTO 7/7 through 7/18" than the vacation it retells: no vector query of the write's size
+# brings that one back, only the date both name.
+EVENT_CROWD = [
+    "I took PTO last Friday.", "Requested PTO through HR.", "I'm offline all afternoon.",
+    "I'm on the 7:18 train every morning.", "I'm on leave until Monday.", "I'm fully offline during the flight.",
+    "I'm on the 7:07 bus.", "Offline through the weekend.", "I'm working late tonight.",
+]
+
+
+def test_an_event_told_far_apart_is_found_by_a_date_both_name_and_merged_on_a_reading_judges_word(store):
+    """"I'm on PTO 7/7 through 7/18" retells "The user is on vacation from July 7 to July 18" in words 0.66 apart,
+    and among other events the stored one is not one of the nearest the write compares with. The recall index files
+    each event under the full dates it names: the write finds the stored one by the date, and a judge that told the
+    control pair apart merges the two; one that did not, or no judge, keeps both (the new one waits)."""
+    from automem.core.candidate import waits_for
+    from automem.core.dedup import CONTROLS
+    from automem.text import normalise
+
+    old, new = "The user is on vacation from July 7 to July 18.", "I'm on PTO 7/7 through 7/18, fully offline."
+    for profile in ("offline", "blind", "judged"):
+        remember(store, [Candidate(old, wing="episodic", profile=profile)]
+                 + [Candidate(t, wing="episodic", profile=profile) for t in EVENT_CROWD])
+    nearest = store.search(new, k=store.config.dedup_neighbours, profile="offline", wing="episodic")
+    assert normalise(old) not in [m.text for m, _ in nearest]  # no distance would have found it
+    old_id = {m.text: m.id for m in store.list(profile="offline")}[normalise(old)]
+
+    [offline] = remember(store, [Candidate(new, wing="episodic", profile="offline")])
+    stored = {m.text: m for m in store.list(profile="offline")}[normalise(new)]
+    assert offline.action == "new" and (old_id, True) in waits_for(stored)
+
+    def judge(pairs):  # a right judge: the same vacation; the control pair and the rest are new
+        return ["duplicate" if o == normalise(old) else "new" for _, o, _ in pairs]
+
+    controls = {text for choices in CONTROLS.values() for text, _ in choices}
+    [blind] = remember(store, [Candidate(new, wing="episodic", profile="blind")],  # "duplicate" to the control too
+                       judge=lambda pairs: ["duplicate" if o in controls else a for a, (_, o, _) in zip(judge(pairs),
+                                                                                                      pairs)])
+    assert blind.action == "new" and len(store.list(profile="blind")) == len(EVENT_CROWD) + 2
+    [judged] = remember(store, [Candidate(new, wing="episodic", profile="judged")], judge=judge)
+    assert judged.action == "duplicate" and normalise(old) in {m.text for m in store.list(profile="judged")}
+    assert len(store.list(profile="judged")) == len(EVENT_CROWD) + 1  # the retelling is merged into the vacation
+
+
 def test_the_lookup_by_attribute_reads_the_writers_profile_not_anothers_shared_instructions(store):
     """Instructions are shared across profiles, but a write replaces only its own profile's old value: the lookup asks
     the index for the writer's profile, so another profile's newer instructions filling the same attribute never

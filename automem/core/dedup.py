@@ -61,7 +61,15 @@ from .analysis import (
     same_wording,
     set_aside,
 )
-from .occurrence import another_occurrence, moved_in_time, people, retold_on_its_day, told_as_another
+from .occurrence import (
+    another_occurrence,
+    day_of_month_moved,
+    moved_in_time,
+    names_a_day,
+    people,
+    retold_on_its_day,
+    told_as_another,
+)
 from .single_valued import (
     asked_slot,
     holder_named_otherwise,
@@ -156,13 +164,16 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
             by_slot: bool = False) -> PairVerdict:
     """How `candidate` relates to one `existing` memory at cosine `distance`. `event`: both are events. `by_slot`:
     `existing` was found only by the single-valued attribute both may fill (no vector query of the write brought it,
-    or it is in the other wing): a question for the judge may come of it (`asked_slot`), nothing else.
+    or it is in the other wing), or, for an event, by a date both name: a question for the judge may come of it
+    (`asked_slot`, `retold_on_its_day`), nothing else.
 
     `borderline` is True for every pair within the related distance that is not a same-wording restatement:
     those are the pairs a judge settles when one is configured.
     """
     if by_slot:
-        asked = "" if event else asked_slot(analyse(existing), analyse(candidate))
+        a, b = analyse(existing), analyse(candidate)
+        asked = (("maybe this event told in other words, on a date both name" if retold_on_its_day(a, b) else "")
+                 if event else asked_slot(a, b))
         return PairVerdict("new", asked or f"different topic (distance {distance:.2f})", bool(asked), far=bool(asked))
     if distance > th.related:
         if event and distance <= SLOT_DISTANCE and (announces_correction(candidate, existing)
@@ -170,6 +181,10 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
             # "Yoga's cancelled — the studio is closed for repairs" / "The user has a yoga class Thursday at 7am",
             # 0.66 apart: only a judge can tell which event it corrects, and only its "update" applies
             return PairVerdict("new", "maybe a correction of this event, worded far apart", True, far=True)
+        if event and distance <= SLOT_DISTANCE and retold_on_its_day(analyse(existing), analyse(candidate)):
+            # "I'm on PTO 7/7 through 7/18" / "The user is on vacation from July 7 to July 18", 0.66 apart: the
+            # day both name is all that ties them; a reading judge's "duplicate" or "update" applies
+            return PairVerdict("new", "maybe this event told in other words, on a day both name", True, far=True)
         if distance <= SLOT_DISTANCE and not event:
             a, b = analyse(existing), analyse(candidate)
             why = single_valued_change(a, b)
@@ -296,9 +311,10 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
     near: list[Neighbour] = []
     far: list[Neighbour] = []  # beyond `related`, within SLOT_DISTANCE, no slot in sight: asked, never linked
     said: dict[str, PairVerdict] = {}
-    # an event looks beyond the related distance only for the event it says it corrects or moves
-    cap = (th.related if event and not (announces_correction(candidate) or says_the_rest_holds(candidate))
-           else max(th.related, SLOT_DISTANCE))
+    # an event looks beyond the related distance only for the event it says it corrects or moves, or, when it
+    # names a day, for one told on that day (`compare`)
+    looks_far = not event or announces_correction(candidate) or says_the_rest_holds(candidate)
+    cap = max(th.related, SLOT_DISTANCE) if looks_far or names_a_day(analyse(candidate)) else th.related
     for n in neighbours:
         if n.distance > cap and not n.by_slot:
             continue
@@ -308,7 +324,7 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
                 far.append(n)
         elif n.distance <= th.related or v.borderline:  # beyond `related` only a possible slot change is linked
             near.append(n)
-        elif n.stored:
+        elif n.stored and looks_far:
             far.append(n)
         if v.action in _RANK:
             rank = (_RANK[v.action], v.borderline, n.distance)
@@ -481,7 +497,8 @@ def event_may_replace(candidate: str, existing: str, discerning: bool = False) -
         return True
     if says_the_rest_holds(candidate, existing) and not told_as_another(a, b) and people(a) == people(b):
         return True  # "they need me in on the 6th, same time": told against one known event, it corrects it
-    return not another_occurrence(a, b) or (discerning and (moved_in_time(a, b) or retold_on_its_day(a, b)))
+    return not another_occurrence(a, b) or (discerning and (moved_in_time(a, b) or retold_on_its_day(a, b)
+                                                            or day_of_month_moved(a, b)))
 
 
 def announces_correction(candidate: str, existing: str = "") -> bool:

@@ -17,8 +17,8 @@ from ..paths import Location, ensure_private_dir, make_private, sqlite_ro_uri
 from .index_words import segment
 from .memory import MAYBE_UPDATES, RELATED_TO, SAME_WORDS_AS
 
-INDEX_VERSION = "10"  # 2: task_id; 3: about_user; 4: audience; 5: others; 6: changed_at, replaces, known;
-# 7: related_to; 8: same_words_as; 9: maybe_updates; 10: slots
+INDEX_VERSION = "11"  # 2: task_id; 3: about_user; 4: audience; 5: others; 6: changed_at, replaces, known;
+# 7: related_to; 8: same_words_as; 9: maybe_updates; 10: slots; 11: the dates of events in slots
 INDEX_NAME = "recall.sqlite3"
 COLUMNS = ("id", "text", "wing", "profile", "scope", "room", "status", "created_at", "updated_at", "pinned",
            "restated", "task_id", "about_user", "audience", "changed_at", "replaces", "related_to",
@@ -186,14 +186,17 @@ def _about_user(memory: Any) -> int:
 def _slots(memory: Any) -> str:
     """"|LIVE|WORK|": the single-valued attributes a persona or instruction memory may fill, read loosely
     (`automem.core.single_valued.slots_said`), so the write path finds the old value of one however far its wording
-    ("The user lives in Chicago" / "Austin is where I've settled"). Events fill none. Written once, by writers."""
-    if memory.wing not in ("user", "instruction"):
+    ("The user lives in Chicago" / "Austin is where I've settled"); for an event, the full dates it names
+    ("|date:07-18|", `automem.core.occurrence.dates`), so a telling of it worded far apart ("PTO 7/7 through 7/18")
+    is found by its date. Written once, by writers."""
+    if memory.wing not in ("user", "instruction", "episodic"):
         return ""
     try:
         from .analysis import analyse
+        from .occurrence import dates
         from .single_valued import slots_said
 
-        found = sorted(slots_said(analyse(memory.text)))
+        found = sorted(dates(analyse(memory.text)) if memory.wing == "episodic" else slots_said(analyse(memory.text)))
     except Exception:  # noqa: BLE001 - a lookup hint never fails the write that carries the memory
         return ""
     return f"|{'|'.join(found)}|" if found else ""
@@ -205,7 +208,8 @@ def _row_of(memory: Any, known: dict[str, tuple[str, str, int, str]] | None = No
     before = known.get(memory.id) if known else None
     unchanged = before is not None and tuple(before[:2]) == (memory.text, memory.wing)
     about = int(before[2]) if unchanged else _about_user(memory)
-    slots = str(before[3]) if unchanged else _slots(memory)
+    # an event indexed before version 11 has no dates filed: read again (one with none is read at each rebuild)
+    slots = str(before[3]) if unchanged and (before[3] or memory.wing != "episodic") else _slots(memory)
     return (memory.id, memory.text, memory.wing, memory.profile, getattr(memory, "scope", "") or "",
             getattr(memory, "room", "") or "", "active", int(memory.created_at or 0), int(memory.updated_at or 0),
             int(getattr(memory, "pinned", 0) or 0), int(getattr(memory, "restated", 0) or 0),

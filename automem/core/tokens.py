@@ -197,6 +197,7 @@ def _build_lexicon() -> tuple[dict[str, Unit], dict[tuple[str, ...], Unit], int]
 
 _CJK_LEXICON, _LATIN_LEXICON, _CJK_LONGEST = _build_lexicon()
 _LATIN_STEMMED = {tuple(_stem_en(w) for w in k): u for k, u in _LATIN_LEXICON.items()}
+_LATIN_SIZES = tuple(range(max(len(k) for k in _LATIN_LEXICON), 0, -1))
 LIGHT_VERBS_EN = frozenset(_stem_en(w) for w in LIGHT_VERBS_EN_FORMS)  # compared as stemmed content words
 NAMING_EN = frozenset(_stem_en(w) for w in NAMING_EN_FORMS)
 # Values of two characters or more, found anywhere in a CJK run before the rest is segmented.
@@ -397,12 +398,12 @@ def _split_words(words: list[str]) -> list[str]:
 
 
 def _latin_units(words: list[str], in_cjk_text: bool, sentence_start: bool) -> list[Unit]:
-    """Phrases from the lexicon (up to 3 words), then single words. A latin word inside Chinese text is a name
-    (a value); in English text a capitalised word mid-sentence or an identifier is one."""
+    """Phrases from the lexicon (the longest first: "city of brotherly love"), then single words. A latin word inside
+    Chinese text is a name (a value); in English text a capitalised word mid-sentence or an identifier is one."""
     out: list[Unit] = []
     i = 0
     while i < len(words):
-        for size in (3, 2, 1):
+        for size in _LATIN_SIZES:
             chunk = words[i:i + size]
             if len(chunk) < size:
                 continue

@@ -63,6 +63,7 @@ from .dedup import BY_SLOT_DISTANCE, SLOT_DISTANCE, Neighbour, Question, Thresho
 from .erase import forgotten_since
 from .instructions import Screening, screen
 from .memory import HELD, HELD_FEATURES, HELD_IN_USER_WORDS, MAYBE_UPDATES, OWNER, WINGS, Memory, held_id, memory_id
+from .occurrence import dates
 from .old_copies import old_copies
 from .provenance import Evidence
 from .single_valued import changes_a_value, slots_said
@@ -301,7 +302,7 @@ def _decide(store, plan: _Planned, earlier: list[_Planned], thresholds: Threshol
                                False)
     else:
         plan.verdict = decide(plan.text, neighbours, thresholds, event=cand.wing == EVENT_WING)
-        if plan.verdict.action == "new" and cand.wing != EVENT_WING:
+        if plan.verdict.action == "new":
             _look_up_slot(store, plan, superseded_here, thresholds)
         if plan.verdict.action == "new" and cand.wing in SIBLING_WING and (plan.refiled or changes_a_value(plan.text)):
             _across_wings(store, plan, superseded_here, thresholds)
@@ -310,10 +311,13 @@ def _decide(store, plan: _Planned, earlier: list[_Planned], thresholds: Threshol
 def _look_up_slot(store, plan: _Planned, superseded_here: set, thresholds: Thresholds) -> None:
     """A single-valued attribute's old value worded far from the new one ("The user lives in Chicago" / "Austin is
     where I've settled", 0.85 apart) is no vector query's neighbour: the memories filling the same attribute are
-    looked up by it (`Store.filling`, the recall index's `slots`) and decided again with the others. Only a question
-    for the judge comes of one found this way (`dedup.asked_slot`); offline, the write notes it for the next judge."""
-    said = slots_said(analyse(plan.text))
+    looked up by it (`Store.filling`, the recall index's `slots`) and decided again with the others. So is an event
+    told on a date the candidate names ("I'm on PTO 7/7 through 7/18" / "The user is on vacation from July 7 to July
+    18", 0.66 apart). Only a question for the judge comes of one found this way (`dedup.asked_slot`,
+    `occurrence.retold_on_its_day`); offline, the write notes it for the next judge."""
     cand = plan.candidate
+    event = cand.wing == EVENT_WING
+    said = dates(analyse(plan.text)) if event else slots_said(analyse(plan.text))
     # the other wing too: "从现在起用日语跟我说" may be filed as persona while "请用英文回答我" is an instruction
     wings = (cand.wing, SIBLING_WING[cand.wing]) if cand.wing in SIBLING_WING else (cand.wing,)
     found = {m.id: m for m in store.filling(said, profile=cand.profile, wings=wings, scope=cand.scope,
@@ -330,7 +334,7 @@ def _look_up_slot(store, plan: _Planned, superseded_here: set, thresholds: Thres
     plan.neighbours = kept + [Neighbour(m.id, m.text, known.get(m.id, BY_SLOT_DISTANCE), by_slot=True)
                               for m in found.values()]
     plan.neighbours.sort(key=lambda n: n.distance)
-    plan.verdict = decide(plan.text, plan.neighbours, thresholds)
+    plan.verdict = decide(plan.text, plan.neighbours, thresholds, event=event)
 
 
 def _across_wings(store, plan: _Planned, superseded_here: set, thresholds: Thresholds) -> None:
