@@ -6,8 +6,9 @@
 
 write: the cost of one write through the write path (`remember`) on a store of --size memories: a new memory, a
     new one that fills a single-valued attribute (where the user lives: its old value is looked up by it), a
-    restatement (the same text again: a duplicate), an update (a changed version: the old one superseded), and a
-    job-like batch of 5 candidates (2 new, 2 restated, 1 update); p50 and p90 ms (and CPU p50) of --writes each, in
+    restatement (the same text again: a duplicate), an update (a changed version: the old one superseded), a
+    job-like batch of 5 candidates (2 new, 2 restated, 1 update), and a new event on a date a stored event names
+    (looked up by the date where the code does); p50 and p90 ms (and CPU p50) of --writes each, in
     one process, model loaded and store warm (a search and a recall first). The store is filled once
     (`Store.import_memories` of scripts/stress_store.py's memory bank, real embeddings) into --cache and copied for
     every run, so a run on another commit measures the same store. Where the checked-out code has
@@ -62,7 +63,7 @@ def _fill_template(path: Path, size: int) -> None:
     tmp.rename(path)
 
 
-KINDS = ("new", "new_filling_an_attribute", "restated", "update", "batch_of_5")
+KINDS = ("new", "new_filling_an_attribute", "restated", "update", "batch_of_5", "new_event_on_a_date")
 
 
 def bench_write(size: int, writes: int, cache: Path, precompute: bool = False) -> dict:
@@ -77,8 +78,8 @@ def bench_write(size: int, writes: int, cache: Path, precompute: bool = False) -
         _fill_template(template, size)
     has_evidence = "evidence" in Candidate.__dataclass_fields__
 
-    def cand(text: str, session: str, turn: int = 1) -> Candidate:
-        c = Candidate(text=text, wing="user", room="auto-extract", added_by="auto-extract", session_id=session)
+    def cand(text: str, session: str, turn: int = 1, wing: str = "user") -> Candidate:
+        c = Candidate(text=text, wing=wing, room="auto-extract", added_by="auto-extract", session_id=session)
         if has_evidence:
             from automem.core.provenance import Evidence
 
@@ -98,8 +99,11 @@ def bench_write(size: int, writes: int, cache: Path, precompute: bool = False) -
                      "embedding": "precomputed (not timed)" if precompute else "timed"}
         n = writes
         stored = [f"{NAMES[i % len(NAMES)]}项目{i // len(NAMES) or ''}统一使用Python 3.11" for i in range(2 * n + 10)]
-        # The values later writes restate or update: stored once, not timed.
+        # The values later writes restate or update, and events on the dates later events name: stored once, not
+        # timed.
         remember(store, [cand(t, "s0") for t in stored])
+        dated = [f"用户{d % 12 + 1}月{d % 28 + 1}日和{NAMES[d % len(NAMES)]}开会" for d in range(n)]
+        remember(store, [cand(t, "s0", wing="episodic") for t in dated])
         timings: dict[str, list[float]] = {k: [] for k in KINDS}
         cpu: dict[str, list[float]] = {k: [] for k in timings}
         actions: dict[str, dict[str, int]] = {k: {} for k in timings}
@@ -140,6 +144,12 @@ def bench_write(size: int, writes: int, cache: Path, precompute: bool = False) -
         rounds = [r for i in range(n) for r in (
             rounds[i], ("new_filling_an_attribute", [cand(slot_texts[i], "s5")]), ("restated", [cand(stored[i], "s2")]),
             ("update", [cand(stored[n + i].replace("统一使用Python 3.11", "改用Python 3.12"), "s3")]))]
+        # an event on a date a stored one names (looked up by the date where the code does), another event
+        months = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                  "November", "December")
+        rounds += [("new_event_on_a_date", [cand(f"The user has a {a} and {b} garden visit on {months[d % 12]} "
+                                                 f"{d % 28 + 1}", "s6", wing="episodic")])
+                   for d, (a, b) in enumerate(next(fresh) for _ in range(n))]
         rounds += [("batch_of_5", [cand(new_text("sketch"), "s4", 1), cand(new_text("memo"), "s4", 3),
                                    cand(stored[(2 * n + i) % len(stored)], "s4", 5), cand(stored[i], "s4", 5),
                                    cand(stored[n + i].replace("统一使用Python 3.11", "改用Python 3.13"), "s4", 7)])
@@ -269,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
               f"embedding {out['embedding']}):")
         for kind in KINDS:
             f = out[kind]
-            name = "new, slot" if kind == "new_filling_an_attribute" else kind
+            name = {"new_filling_an_attribute": "new, slot", "new_event_on_a_date": "new event"}.get(kind, kind)
             print(f"  {name:<11} p50 {f['p50_ms']:>7} ms  p90 {f['p90_ms']:>7} ms  CPU p50 {f['cpu_p50_ms']:>7} ms  "
                   f"({f['n']} writes; {f['decisions']})")
         return 0

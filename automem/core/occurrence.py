@@ -124,7 +124,7 @@ def _anchors(x: Analysis) -> set[str]:
     found |= {f"when:{next(g for g in m.groups() if g)}" for m in _WHEN.finditer(x.text)}
     # "12月22号" is in December as "December 20" is: the month by its name, in either language
     found |= {_MONTH_NAMES[int(m.group(1)) - 1] for m in _CJK_MONTH.finditer(x.text) if 1 <= int(m.group(1)) <= 12}
-    found |= _slashed_dates(x.text)
+    found |= {k for month, day in _slashed(x.text) for k in (_MONTH_NAMES[month - 1], f"when:{day}")}
     return found | {w.lower() for w in OCCURRENCE_ANCHORS if has_phrase(x.text, w)}
 
 
@@ -133,16 +133,14 @@ _CJK_MONTH = re.compile(r"(?<![0-9])(\d{1,2})\s*月")
 _SLASHED = re.compile(r"(?<![\d./])(?!24/7\b)(\d{1,2})/(\d{1,2})(?![\d/])")
 
 
-def _slashed_dates(text: str) -> set[str]:
-    """The month by its name and the day of a date written with a slash: month first ("7/18", as in the US and in
-    Chinese chat), or day first where the first number cannot be a month ("18/7")."""
-    found: set[str] = set()
+def _slashed(text: str) -> set[tuple[int, int]]:
+    """(month, day) of each date written with a slash: month first ("7/18", as in the US and in Chinese chat), or
+    day first where the first number cannot be a month ("18/7")."""
+    found = set()
     for m in _SLASHED.finditer(text):
         first, second = int(m.group(1)), int(m.group(2))
-        month, day = (first, second) if first <= 12 else (second, first)
-        if 1 <= month <= 12 and 1 <= day <= 31:
-            found |= {_MONTH_NAMES[month - 1], f"when:{day}"}
-    return found
+        found.add((first, second) if first <= 12 else (second, first))
+    return {(month, day) for month, day in found if 1 <= month <= 12 and 1 <= day <= 31}
 
 
 def dates(x: Analysis) -> set[str]:
@@ -153,10 +151,7 @@ def dates(x: Analysis) -> set[str]:
     for m in _NAMED_DATE.finditer(x.text):
         month = _MONTH_NAMES.index(_MONTH_OF[(m.group(1) or m.group(4))[:3].lower()]) + 1
         found.add((month, int(m.group(2) or m.group(3))))
-    for m in _SLASHED.finditer(x.text):
-        first, second = int(m.group(1)), int(m.group(2))
-        found.add((first, second) if first <= 12 else (second, first))
-    found |= {(int(m.group(1)), int(m.group(2))) for m in _CJK_DATE.finditer(x.text)}
+    found |= _slashed(x.text) | {(int(m.group(1)), int(m.group(2))) for m in _CJK_DATE.finditer(x.text)}
     return {f"date:{month:02d}-{day:02d}" for month, day in found if 1 <= month <= 12 and 1 <= day <= 31}
 
 
@@ -188,6 +183,7 @@ _CJK_DAY = re.compile(r"(?<![0-9月])(\d{1,2})\s*[号日]")
 
 
 def _months(x: Analysis) -> set[str]:
+    """The months `x` names, in either language or with a slash."""
     return _anchors(x) & set(_MONTH_NAMES) | {u.key for u in x.units if u.key in _MONTHS}
 
 

@@ -56,8 +56,9 @@ class Searching:
     def filling(self, slots: Sequence[str], *, profile: str, wings: Sequence[str], scope: str,
                 where: dict | None = None, limit: int = 3) -> list[Any]:
         """Up to `limit` visible memories of `profile` itself (not another profile's shared instructions), in its
-        `wings` and `scope`, that fill one of the single-valued `slots`, newest first, as the recall index holds them
-        (`index.RecallItem`: id, text, wing...): how the write path finds a slot's old value whatever its wording.
+        `wings` and `scope`, that fill one of the single-valued `slots` (for events: name one of the dates,
+        "date:07-18"), newest first, as the recall index holds them (`index.RecallItem`: id, text, wing...): how the
+        write path finds a slot's old value, or an event told on a date, whatever its wording.
         One SQLite read, no Chroma: the records are read only if a judge's answer is applied. Empty when the index
         is not current (a write never waits for its rebuild)."""
         from . import index
