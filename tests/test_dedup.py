@@ -571,6 +571,9 @@ def test_an_event_given_a_day_of_the_month_alone_against_a_full_date_is_correcte
     assert not event_may_replace("my Lisbon flight leaves on the 11th", old)
     assert event_may_replace("my Lisbon flight leaves on the 11th", old, discerning=True)
     assert not event_may_replace("my Lisbon flight also leaves on the 11th", old, discerning=True)
+    assert not event_may_replace("my Paris flight leaves on the 11th", old, discerning=True)  # another city
+    assert not event_may_replace("my wife's Lisbon flight leaves on the 11th", old, discerning=True)  # another person
+    assert event_may_replace("我约的牙医是22号。", "用户3月20日去看牙医。", discerning=True)
 
 
 @pytest.mark.parametrize("old, new, slot", [

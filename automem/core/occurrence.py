@@ -170,21 +170,33 @@ def names_a_day(x: Analysis) -> bool:
 def day_of_month_moved(a: Analysis, b: Analysis) -> bool:
     """Whether `b` gives its event's day as a day of the month alone ("my Lisbon flight leaves on the 11th", "机票是
     15号的"), `a` the same event on a full date with another day ("The user's flight to Lisbon departs on June 9"),
-    with most of its substance, and nothing says there are two: the date corrected, or a second flight on another
-    day, which only a reading judge tells apart (`dedup.event_may_replace`)."""
+    something in common, no other city or person, and nothing that says there are two: the date corrected, or a
+    second flight on another day, which only a reading judge tells apart (`dedup.event_may_replace`)."""
     if told_as_another(a, b) or _months(b) or not _months(a) or any(k.startswith("weekday:") for k in _anchors(b)):
         return False
     days_b = {m.group(1) for m in _DAY_OF_MONTH.finditer(b.text)} | set(_CJK_DAY.findall(b.text))
     days_a = {k[5:] for k in _anchors(a) if k.startswith("when:")}
-    return bool(days_b) and not days_b & days_a and overlap(a, b).shared >= RETOLD_SHARED / 2
+    names_a, names_b = _names(a), _names(b)
+    if (names_a - names_b and names_b - names_a) or people(a) != people(b):
+        return False  # "my Paris flight" / "the flight to Lisbon", "my wife flies to Denver": another flight
+    return bool(days_b) and not days_b & days_a and overlap(a, b).shared > 0
 
 
 _CJK_DAY = re.compile(r"(?<![0-9月])(\d{1,2})\s*[号日]")
 
 
 def _months(x: Analysis) -> set[str]:
-    """The months `x` names, in either language or with a slash."""
-    return _anchors(x) & set(_MONTH_NAMES) | {u.key for u in x.units if u.key in _MONTHS}
+    """The months `x` names, in either language or with a slash, or as "next month"."""
+    return _anchors(x) & set(_MONTH_NAMES) | {u.key for u in x.units if u.key in _MONTHS or u.key in _THIS_MONTH}
+
+
+_THIS_MONTH = frozenset({"LAST_MONTH", "NEXT_MONTH", "THIS_MONTH"})
+
+
+def _names(x: Analysis) -> set[str]:
+    """The values of a known class `x` gives (a city, an airline), not free names ("PyCon LT" is "PyCon
+    Lithuania")."""
+    return {u.key for u in x.units if u.kind == "value" and not u.key.startswith(("num:", "name:"))}
 
 
 # The substance (`analysis.overlap`'s shared weight: about four words or two names) two tellings of one day's event
