@@ -556,6 +556,18 @@ def test_an_event_worded_far_apart_on_a_day_both_name_is_asked_of_a_reading_judg
         assert decide(other, [Neighbour("m1", old, 0.66)], th, event=True).ask == ()
 
 
+def test_the_quick_day_test_never_misses_a_day_the_analysis_reads():
+    """`may_name_a_day` spares the write the analysis of a far stored event that names no day: it must say True of
+    every text in which the analysis finds one (every event of the corpus, in both languages)."""
+    from automem.core.occurrence import may_name_a_day, names_a_day
+
+    texts = {t for part in ev.PARTS if part != "old" for p in ev.load_pairs(part) if p["wing"] == "episodic"
+             for t in (p["existing"], p["candidate"])}
+    named = [t for t in texts if names_a_day(analyse(t))]
+    assert len(named) > 200 and [t for t in named if not may_name_a_day(t)] == []
+    assert not may_name_a_day("The user went hiking with Sam.") and not may_name_a_day("用户去看牙医")
+
+
 def test_a_date_written_with_a_slash_is_the_same_day_as_the_month_by_its_name():
     from automem.core.occurrence import _anchors
 

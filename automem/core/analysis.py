@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Sequence
 
 from .tokens import (
@@ -83,8 +83,8 @@ class Analysis:
         name)."""
         return {u.key[4:] for u in self.units if u.kind == "value" and u.key.startswith("num:") and u.surface}
 
-    @property
-    def identifiers(self) -> set[str]:
+    @cached_property  # read by several rules for one pair; an Analysis never changes (`analyse` caches it)
+    def identifiers(self) -> frozenset[str]:
         """Numbers that say which thing or occasion the text is about rather than how much: ordinals and numbers
         inside a name ("R5", "B2-107"), a number after a numbering word ("teammate number 2", "Bus No. 3", "第2个")
         or before 号 ("3号同事", "5号楼"), a year (in 2019, 2019年, a 1974 guitar), and a number in the subject
@@ -121,17 +121,17 @@ class Analysis:
                     break
                 if j > s and units[j].key.lower() not in NUMBERING_BEFORE:
                     break
-        return found
+        return frozenset(found)
 
     @property
     def concepts(self) -> set[str]:
         return {u.key for u in self.units if u.kind == "concept"}
 
-    @property
-    def latin_words(self) -> set[str]:
+    @cached_property  # read for every name of the other side of every pair
+    def latin_words(self) -> frozenset[str]:
         """Every latin word of the text and its hyphen parts, stemmed: where a name from the other side may be."""
         words = re.findall(r"[A-Za-z][A-Za-z'_\-.+#]*", self.text)
-        return {f(p) for w in words for p in [w, *w.split("-")] if p for f in (_stem_en, _content_stem)}
+        return frozenset(f(p) for w in words for p in [w, *w.split("-")] if p for f in (_stem_en, _content_stem))
 
 
 def _expand(unit: Unit) -> list[Unit]:

@@ -64,6 +64,7 @@ from .analysis import (
 from .occurrence import (
     another_occurrence,
     day_of_month_moved,
+    may_name_a_day,
     moved_in_time,
     names_a_day,
     people,
@@ -181,7 +182,8 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
             # "Yoga's cancelled — the studio is closed for repairs" / "The user has a yoga class Thursday at 7am",
             # 0.66 apart: only a judge can tell which event it corrects, and only its "update" applies
             return PairVerdict("new", "maybe a correction of this event, worded far apart", True, far=True)
-        if event and distance <= SLOT_DISTANCE and retold_on_its_day(analyse(existing), analyse(candidate)):
+        if (event and distance <= SLOT_DISTANCE and may_name_a_day(existing)
+                and retold_on_its_day(analyse(existing), analyse(candidate))):
             # "I'm on PTO 7/7 through 7/18" / "The user is on vacation from July 7 to July 18", 0.66 apart: the
             # day both name is all that ties them; a reading judge's "duplicate" or "update" applies
             return PairVerdict("new", "maybe this event told in other words, on a day both name", True, far=True)

@@ -19,6 +19,7 @@ import re
 from .analysis import KIN, Analysis, _repeats, _slot_sequence, has_phrase, overlap
 from .tokens import (
     _CJK_CHAR,
+    CONCEPTS,
     MOVABLE_CONCEPTS,
     NOT_OCCURRENCE,
     OCCURRENCE_ANCHORS,
@@ -27,6 +28,7 @@ from .tokens import (
     OCCURRENCE_PEOPLE,
     OCCURRENCE_PERIODS,
     OCCURRENCE_WORDS,
+    VALUE_CLASSES,
 )
 
 _ORDINAL_SURFACE = re.compile(r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th)"
@@ -165,6 +167,18 @@ _CJK_DATE = re.compile(r"(?<![0-9])(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
 def names_a_day(x: Analysis) -> bool:
     """Whether `x` places its event on one day (a weekday, a date, "yesterday", "今晚")."""
     return bool(_days(x))
+
+
+def may_name_a_day(text: str) -> bool:
+    """False when `text` has nothing `_days` could read as a day (no digit, weekday, "yesterday", "今晚"): a test
+    without the text analysis, for a stored event the write only looks at if it names one."""
+    return bool(_DAY_SURFACES.search(text))
+
+
+_DAY_SURFACES = re.compile("|".join([r"\d"] + sorted(
+    {re.escape(f) for forms in VALUE_CLASSES.get("weekday", {}).values() for f in forms}
+    | {re.escape(f) for key in OCCURRENCE_DAYS for f in (CONCEPTS.get(key) or (key,))}, key=len, reverse=True)),
+    re.IGNORECASE)
 
 
 def day_of_month_moved(a: Analysis, b: Analysis) -> bool:
