@@ -506,18 +506,24 @@ def event_may_replace(candidate: str, existing: str, discerning: bool = False) -
 def announces_correction(candidate: str, existing: str = "") -> bool:
     """Whether `candidate` says it corrects or moves what was told (lexicon `change.correction`): a word `existing`
     does not say too, for one both say is what both events are about ("delayed three hours", "改成了十分钟")."""
-    return _says_anew(candidate, existing, CORRECTION)
+    return _says_anew(candidate, existing, "correction")
 
 
 def says_the_rest_holds(candidate: str, existing: str = "") -> bool:
     """Whether `candidate` says what of the event stays as it was ("same time", "地点不变"; lexicon `change.kept`), a
     word `existing` does not say too: it retells an event already known, so what it gives otherwise is a correction."""
-    return _says_anew(candidate, existing, KEPT)
+    return _says_anew(candidate, existing, "kept")
 
 
-def _says_anew(candidate: str, existing: str, phrases: Sequence[str]) -> bool:
-    """Whether `candidate` says one of `phrases` that `existing` does not say too."""
-    return any(has_phrase(candidate, p) and not (existing and has_phrase(existing, p)) for p in phrases)
+def _says_anew(candidate: str, existing: str, which: str) -> bool:
+    """Whether `candidate` says one of the `which` phrases that `existing` does not say too."""
+    said = _phrases_said(candidate, which)
+    return bool(said - _phrases_said(existing, which)) if said and existing else bool(said)
+
+
+@lru_cache(maxsize=4096)  # a write asks it of one candidate against each neighbour, and of each neighbour again
+def _phrases_said(text: str, which: str) -> frozenset[str]:
+    return frozenset(p for p in {"correction": CORRECTION, "kept": KEPT}[which] if has_phrase(text, p))
 
 
 def explain(candidate: str, existing: str) -> dict:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from functools import lru_cache
 
 from .analysis import KIN, Analysis, _repeats, _slot_sequence, has_phrase, overlap
 from .tokens import (
@@ -119,7 +120,8 @@ _WHEN = re.compile(r"(\d{1,4})\s*(?:月|日|号|点)|(\d{1,2}:\d\d)|\b(\d{1,2})(
                    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})\b", re.IGNORECASE)
 
 
-def _anchors(x: Analysis) -> set[str]:
+@lru_cache(maxsize=4096)  # several rules read one text's anchors for one pair
+def _anchors(x: Analysis) -> frozenset[str]:
     """What places the event on an occasion: a weekday, a date or time, a period, "tonight", "这次"."""
     found = {u.key for u in x.units if u.key.startswith("weekday:")
              or (u.kind == "concept" and u.key in MOVABLE_CONCEPTS and u.key not in _NOT_AN_OCCASION)}
@@ -127,7 +129,7 @@ def _anchors(x: Analysis) -> set[str]:
     # "12月22号" is in December as "December 20" is: the month by its name, in either language
     found |= {_MONTH_NAMES[int(m.group(1)) - 1] for m in _CJK_MONTH.finditer(x.text) if 1 <= int(m.group(1)) <= 12}
     found |= {k for month, day in _slashed(x.text) for k in (_MONTH_NAMES[month - 1], f"when:{day}")}
-    return found | {w.lower() for w in OCCURRENCE_ANCHORS if has_phrase(x.text, w)}
+    return frozenset(found | {w.lower() for w in OCCURRENCE_ANCHORS if has_phrase(x.text, w)})
 
 
 _CJK_MONTH = re.compile(r"(?<![0-9])(\d{1,2})\s*月")
