@@ -208,8 +208,7 @@ def _row_of(memory: Any, known: dict[str, tuple[str, str, int, str]] | None = No
     before = known.get(memory.id) if known else None
     unchanged = before is not None and tuple(before[:2]) == (memory.text, memory.wing)
     about = int(before[2]) if unchanged else _about_user(memory)
-    # an event indexed before version 11 has no dates filed: read again (one with none is read at each rebuild)
-    slots = str(before[3]) if unchanged and (before[3] or memory.wing != "episodic") else _slots(memory)
+    slots = str(before[3]) if unchanged else _slots(memory)
     return (memory.id, memory.text, memory.wing, memory.profile, getattr(memory, "scope", "") or "",
             getattr(memory, "room", "") or "", "active", int(memory.created_at or 0), int(memory.updated_at or 0),
             int(getattr(memory, "pinned", 0) or 0), int(getattr(memory, "restated", 0) or 0),
