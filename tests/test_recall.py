@@ -239,7 +239,7 @@ def test_the_index_files_each_event_under_the_full_dates_it_names(location, monk
     at its rebuild."""
     import sqlite3
 
-    from automem.core import occurrence
+    from automem.core import single_valued
 
     def ids(items):
         return [i.id for i in items]
@@ -262,10 +262,12 @@ def test_the_index_files_each_event_under_the_full_dates_it_names(location, monk
     assert ids(index.filling(location, ["date:07-18"], mine)) == ["m_2", "m_1"]
     # a rebuild of a current index reads no unchanged text again (a server's index is rebuilt every minute)
     seen = []
-    real = occurrence.dates
-    monkeypatch.setattr(occurrence, "dates", lambda x: seen.append(x.text) or real(x))
+    real = single_valued.filed_under
+    monkeypatch.setattr(single_valued, "filed_under", lambda x, wing: seen.append(x.text) or real(x, wing))
     index.rebuild(location, mems, "10")
     assert seen == [] and ids(index.filling(location, ["date:07-18"], mine)) == ["m_2", "m_1"]
+    index.rebuild(location, [*mems, item(6, "Dinner with Ana on 7/18", wing="episodic")], "11")
+    assert seen == ["Dinner with Ana on 7/18"]  # a text it has not seen is read
 
 
 def test_the_index_knows_which_persona_memories_are_about_the_user(location, monkeypatch):

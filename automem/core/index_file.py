@@ -188,15 +188,12 @@ def _slots(memory: Any) -> str:
     (`automem.core.single_valued.slots_said`), so the write path finds the old value of one however far its wording
     ("The user lives in Chicago" / "Austin is where I've settled"); for an event, the full dates it names
     ("|date:07-18|", `automem.core.occurrence.dates`), so a telling of it worded far apart ("PTO 7/7 through 7/18")
-    is found by its date. Written once, by writers."""
-    if memory.wing not in ("user", "instruction", "episodic"):
-        return ""
+    is found by its date (`single_valued.filed_under`). Written once, by writers."""
     try:
         from .analysis import analyse
-        from .occurrence import dates
-        from .single_valued import slots_said
+        from .single_valued import filed_under
 
-        found = sorted(dates(analyse(memory.text)) if memory.wing == "episodic" else slots_said(analyse(memory.text)))
+        found = sorted(filed_under(analyse(memory.text), memory.wing))
     except Exception:  # noqa: BLE001 - a lookup hint never fails the write that carries the memory
         return ""
     return f"|{'|'.join(found)}|" if found else ""

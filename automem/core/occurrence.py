@@ -97,6 +97,7 @@ _DATE_WORDS = frozenset({"月", "日", "号", "点", "noon", "midnight", "tonigh
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                 "november", "december")
 _MONTHS = frozenset(f"name:{m}" for m in _MONTH_NAMES)
+_MONTHS_BY_NAME = frozenset(_MONTH_NAMES)  # as `_anchors` gives them
 
 
 def _when(x: Analysis) -> frozenset[str]:
@@ -153,13 +154,12 @@ def dates(x: Analysis) -> set[str]:
     found by its date (`automem.core.write_path`)."""
     found = set()
     for m in _NAMED_DATE.finditer(x.text):
-        month = _MONTH_NAMES.index(_MONTH_OF[(m.group(1) or m.group(4))[:3].lower()]) + 1
-        found.add((month, int(m.group(2) or m.group(3))))
+        found.add((_MONTH_NUMBER[(m.group(1) or m.group(4))[:3].lower()], int(m.group(2) or m.group(3))))
     found |= _slashed(x.text) | {(int(m.group(1)), int(m.group(2))) for m in _CJK_DATE.finditer(x.text)}
     return {f"date:{month:02d}-{day:02d}" for month, day in found if 1 <= month <= 12 and 1 <= day <= 31}
 
 
-_MONTH_OF = {name[:3]: name for name in _MONTH_NAMES}
+_MONTH_NUMBER = {name[:3]: n for n, name in enumerate(_MONTH_NAMES, 1)}
 _MONTH_WORD = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
 _NAMED_DATE = re.compile(rf"\b{_MONTH_WORD}\.?\s+(\d{{1,2}})(?!\d|:)"
                          rf"|\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_WORD}\b", re.IGNORECASE)
@@ -203,7 +203,7 @@ _CJK_DAY = re.compile(r"(?<![0-9月])(\d{1,2})\s*[号日]")
 
 def _months(x: Analysis) -> set[str]:
     """The months `x` names, in either language or with a slash, or as "next month"."""
-    return _anchors(x) & set(_MONTH_NAMES) | {u.key for u in x.units if u.key in _MONTHS or u.key in _THIS_MONTH}
+    return _anchors(x) & _MONTHS_BY_NAME | {u.key for u in x.units if u.key in _MONTHS or u.key in _THIS_MONTH}
 
 
 _THIS_MONTH = frozenset({"LAST_MONTH", "NEXT_MONTH", "THIS_MONTH"})

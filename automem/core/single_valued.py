@@ -21,7 +21,7 @@ from .analysis import (
     overlap,
     polarity_flipped,
 )
-from .occurrence import people
+from .occurrence import dates, people
 from .tokens import (
     _CJK_CHAR,
     DROPPED,
@@ -73,6 +73,13 @@ def slots_said(x: Analysis) -> frozenset[str]:
     where I've settled" is where the user lives, "我转行当程序员了" their role): what the write path looks the old
     value up by (`automem.core.index`'s `slots` column), never a decision."""
     return _slots_said(x.text)
+
+
+def filed_under(x: Analysis, wing: str) -> frozenset[str]:
+    """What the write path looks a memory of `wing` up by, however far its wording (the recall index's `slots`
+    column, `Store.filling`): the attributes a persona fact or an instruction may fill (`slots_said`), the full dates
+    an event names ("date:07-18", `occurrence.dates`)."""
+    return frozenset(dates(x)) if wing == "episodic" else slots_said(x)
 
 
 @lru_cache(maxsize=4096)

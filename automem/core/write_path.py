@@ -63,10 +63,9 @@ from .dedup import BY_SLOT_DISTANCE, SLOT_DISTANCE, Neighbour, Question, Thresho
 from .erase import forgotten_since
 from .instructions import Screening, screen
 from .memory import HELD, HELD_FEATURES, HELD_IN_USER_WORDS, MAYBE_UPDATES, OWNER, WINGS, Memory, held_id, memory_id
-from .occurrence import dates
 from .old_copies import old_copies
 from .provenance import Evidence
-from .single_valued import changes_a_value, slots_said
+from .single_valued import changes_a_value, filed_under
 from .waiting import Waiting, find_waiting, settled_json, waiting_for_judge, waiting_pairs
 
 # What other modules import from here (the write path's surface; Candidate and Decision live in
@@ -317,7 +316,7 @@ def _look_up_slot(store, plan: _Planned, superseded_here: set, thresholds: Thres
     `occurrence.retold_on_its_day`); offline, the write notes it for the next judge."""
     cand = plan.candidate
     event = cand.wing == EVENT_WING
-    said = dates(analyse(plan.text)) if event else slots_said(analyse(plan.text))
+    said = filed_under(analyse(plan.text), cand.wing)
     # the other wing too: "从现在起用日语跟我说" may be filed as persona while "请用英文回答我" is an instruction
     wings = (cand.wing, SIBLING_WING[cand.wing]) if cand.wing in SIBLING_WING else (cand.wing,)
     found = {m.id: m for m in store.filling(said, profile=cand.profile, wings=wings, scope=cand.scope,
