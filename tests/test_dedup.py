@@ -482,6 +482,25 @@ def test_an_event_said_to_have_become_another_date_is_a_correction():
     assert not announces_correction("会议变成线上了，下周二开", "会议变成线上了，下周一开")
 
 
+@pytest.mark.parametrize("old, new", [
+    ("The user is hosting a picnic on Sunday.", "Sunday picnic got scrapped, half the group is sick."),
+    ("The user's team offsite is on June 3.", "offsite fell through, budget freeze"),
+    ("The user's company picnic is on Saturday.", "picnic's rained out"),
+    ("用户周六和老王约了打球。", "老王又放我鸽子了，周六球打不成"),
+    ("用户下周三的航班去成都。", "航班延误了，周四才走"),
+    ("用户周五和同事聚餐。", "周五聚餐泡汤了"),
+    ("用户5月3日和爸爸去看展。", "5月3号看展换我哥陪我，我爸那天走不开"),
+    ("用户周日去看周杰伦的演唱会。", "JC演唱会cancel了，好气"),
+])
+def test_an_event_called_off_in_everyday_words_is_a_correction(old, new):
+    """"scrapped", "fell through", "rained out", 放鸽子, 延误, 泡汤, "can't get away" (走不开), a bare "cancel" in
+    mixed text: each says the planned event it retells is called off or moved, so a judge's "update" applies, even
+    where "again" (又放我鸽子) or another name ("JC" for 周杰伦) would otherwise say two occurrences. Said on both
+    sides, the word corrects nothing."""
+    assert announces_correction(new, old) and event_may_replace(new, old)
+    assert not announces_correction(new, new)
+
+
 def test_an_event_told_with_what_stays_the_same_corrects_the_one_it_retells():
     """"they need me in on the 6th, same time": said against an event already known, the detail told otherwise is a
     correction, on any judge's word; not when the pair says there are two, or names another person."""
@@ -663,6 +682,12 @@ def test_another_month_amount_person_or_occurrence_is_not_a_move_in_time(old, ne
     ("用户住在武汉。", "现在在杭州，房租贵死了。", "LIVE"),
     ("The user works from home full-time.", "RTO hit us, in office three days a week now.", "WORK_MODE"),
     ("The user earns 95,000 dollars a year.", "After the promotion I'm at 110k base.", "SALARY"),
+    ("The user works at Shopify.", "Wrapped up week one of onboarding over at Figma.", "WORK"),
+    ("用户在字节跳动工作。", "新工牌到手了，腾讯的。", "WORK"),
+    ("The user lives in Denver.", "Our little place in Tucson finally has curtains.", "LIVE"),
+    ("The user's boyfriend is called Marco.", "My bf Theo surprised me with tickets.", "PARTNER"),
+    ("用户的男朋友叫阿杰。", "我男票小周今天生日。", "PARTNER"),
+    ("Keep every answer under 50 words.", "Feel free to go long, I want more detail.", "LENGTH"),
     # what an instruction sets
     ("请用英文回答我。", "以后都用日语跟我说。", "REPLY_LANGUAGE"),
     ("长度重量都用公制单位。", "给我换算成英制，比如英里和磅。", "UNITS"),

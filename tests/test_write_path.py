@@ -242,6 +242,9 @@ def test_shorthand_is_embedded_with_its_meaning_so_its_restatement_in_plain_word
 
     assert glossed("I'm OOO 12/20-1/2.") == "I'm OOO 12/20-1/2. (OOO: out of office)"
     assert glossed("cooool, ooo") == "cooool, ooo" and glossed("工资9960") == "工资9960"
+    # "RN" is a nurse only in capitals: "cramming rn" is "right now"
+    assert glossed("RN here, nights again") == "RN here, nights again (RN: registered nurse)"
+    assert glossed("cramming rn") == "cramming rn" and "两个孩子" in glossed("我家俩娃天天闹腾")
     old, new = "用户和伴侣决定不要孩子。", "我们俩是丁克。"
     a, b = store.embed([old, new])
     assert 1 - sum(x * y for x, y in zip(a, b)) < Config().dedup_related_distance
