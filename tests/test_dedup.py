@@ -25,7 +25,7 @@ from automem.core.dedup import (
     event_may_replace,
     settle,
 )
-from automem.core.occurrence import another_occurrence
+from automem.core.occurrence import another_occurrence, told_of_another
 from automem.core.single_valued import asked_slot, drops_the_old, speaks_of_the_past
 from tests.support import dedup_eval as ev
 
@@ -487,18 +487,48 @@ def test_an_event_said_to_have_become_another_date_is_a_correction():
     ("The user's team offsite is on June 3.", "offsite fell through, budget freeze"),
     ("The user's company picnic is on Saturday.", "picnic's rained out"),
     ("用户周六和老王约了打球。", "老王又放我鸽子了，周六球打不成"),
-    ("用户下周三的航班去成都。", "航班延误了，周四才走"),
+    ("用户下周三和客户吃饭。", "跟客户的饭局顺延到周四了"),
     ("用户周五和同事聚餐。", "周五聚餐泡汤了"),
-    ("用户5月3日和爸爸去看展。", "5月3号看展换我哥陪我，我爸那天走不开"),
+    ("用户5月3日和爸爸去看展。", "5月3号看展去不成了，我爸那天走不开"),
     ("用户周日去看周杰伦的演唱会。", "JC演唱会cancel了，好气"),
 ])
 def test_an_event_called_off_in_everyday_words_is_a_correction(old, new):
-    """"scrapped", "fell through", "rained out", 放鸽子, 延误, 泡汤, "can't get away" (走不开), a bare "cancel" in
+    """"scrapped", "fell through", "rained out", 放鸽子, 顺延, 泡汤, "can't get away" (走不开), a bare "cancel" in
     mixed text: each says the planned event it retells is called off or moved, so a judge's "update" applies, even
     where "again" (又放我鸽子) or another name ("JC" for 周杰伦) would otherwise say two occurrences. Said on both
     sides, the word corrects nothing."""
     assert announces_correction(new, old) and event_may_replace(new, old)
     assert not announces_correction(new, new)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The user's company holiday party is on December 19.", "my husband's company holiday party got pushed to January"),
+    ("The user is hosting a barbecue on Saturday.", "the neighbor's barbecue got scrapped, so ours is the only one"),
+    ("The user's daughter has a swim meet on Sunday at 8am.", "last Sunday's meet got rained out, fingers crossed"),
+    ("用户本周六要去郊外露营。", "上周六露营泡汤了，这周一定去成"),
+    ("用户的公司年会定在1月10日。", "我老公公司年会顺延到2月了"),
+])
+def test_a_correction_word_said_of_someone_elses_or_a_past_event_corrects_nothing_stored(old, new):
+    """The correction word is there, but beside someone the stored event does not name ("my husband's company party",
+    "the neighbor's barbecue") or a past period it does not ("last Sunday's meet", 上周六): it tells of another
+    event, so a judge's "update" does not let it replace the stored one."""
+    assert announces_correction(new, old)
+    assert told_of_another(analyse(old), analyse(new))
+    assert not event_may_replace(new, old)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The user has a parent-teacher conference for Ava on 11/14 at 4pm.",
+     "The conference for my daughter is actually Nov. 15 at 4, not the 14th."),
+    ("The user and their husband are hosting Easter brunch on April 20.",
+     "we're doing Easter brunch at my in-laws' this year, not at our place"),
+    ("用户周六去医院复查。", "复查改到周日了，陪我妈一起去"),
+])
+def test_someone_who_comes_along_or_hosts_does_not_make_a_correction_anothers(old, new):
+    """Someone named after "for", "at", "with" or 陪 is whom the event is for, where it is held or who comes along, not
+    whose it is: the correction still applies."""
+    assert not told_of_another(analyse(old), analyse(new))
+    assert event_may_replace(new, old)
 
 
 def test_an_event_told_with_what_stays_the_same_corrects_the_one_it_retells():

@@ -70,6 +70,7 @@ from .occurrence import (
     people,
     retold_on_its_day,
     told_as_another,
+    told_of_another,
 )
 from .single_valued import (
     asked_slot,
@@ -482,20 +483,21 @@ def _allowed(p: Asked, answer: str, discerning: bool, holder_unsure: bool) -> st
 
 def event_may_replace(candidate: str, existing: str, discerning: bool = False) -> bool:
     """Whether a judge's "update" may let one event supersede another: when the candidate announces the change (a
-    planned event moved or called off: "the dentist appointment was moved to Thursday", "deadline 延到了下周三"),
-    says it corrects what was said ("the dinner was actually on Saturday", "之前记错了"; lexicon `change.correction`,
-    a word the stored one does not say too), or both tell one occurrence in the same words, moved ("flew from Tokyo
-    to Seoul last Friday" / "from Seoul to Tokyo last Friday"), or it says what stays as it was ("they need me in on
-    the 6th, same time": `says_the_rest_holds`), of the same people, and nothing says two occurrences outright;
-    otherwise only when nothing in the pair says they are two occurrences (`occurrence.another_occurrence`: "again",
-    "also", another ordinal, year or release, another person, another period, more than one detail changed). A
-    deploy of 1.4.1 does not undo the deploy of 1.4.0, whatever a judge says; "dinner with Sam at Nopa on Friday" /
-    "at Zuni on Friday" is one dinner, told wrong once.
-    A `discerning` judge (it told the control pair apart: `settle`) is also taken at its word where the candidate
-    tells the stored event again with only its day or time otherwise and nothing added (`occurrence.moved_in_time`:
-    "Book club's on Thursday night" / "The user's book club meets Wednesday evening this week")."""
+    planned event moved or called off: "the dentist appointment was moved to Thursday", "deadline 延到了下周三"), says
+    it corrects what was said ("the dinner was actually on Saturday", "之前记错了"; lexicon `change.correction`, a word
+    the stored one does not say too, with no one and no past period the stored one does not name beside it: "my wife's
+    party got pushed", "上周日爬山泡汤了", `occurrence.told_of_another`), or both tell one occurrence in the same words,
+    moved ("flew from Tokyo to Seoul last Friday" / "from Seoul to Tokyo last Friday"), or it says what stays as it was
+    ("they need me in on the 6th, same time": `says_the_rest_holds`), of the same people, and nothing says two
+    occurrences outright; otherwise only when nothing in the pair says they are two occurrences
+    (`occurrence.another_occurrence`: "again", "also", another ordinal, year or release, another person, another period,
+    more than one detail changed). A deploy of 1.4.1 does not undo the deploy of 1.4.0, whatever a judge says; "dinner
+    with Sam at Nopa on Friday" / "at Zuni on Friday" is one dinner, told wrong once.
+    A `discerning` judge (it told the control pair apart: `settle`) is also taken at its word where the candidate tells
+    the stored event again with only its day or time otherwise and nothing added (`occurrence.moved_in_time`: "Book
+    club's on Thursday night" / "The user's book club meets Wednesday evening this week")."""
     a, b = analyse(existing), analyse(candidate)
-    if announces_correction(candidate, existing) or same_wording(a, b):
+    if (announces_correction(candidate, existing) and not told_of_another(a, b)) or same_wording(a, b):
         return True
     if says_the_rest_holds(candidate, existing) and not told_as_another(a, b) and people(a) == people(b):
         return True  # "they need me in on the 6th, same time": told against one known event, it corrects it

@@ -67,6 +67,46 @@ def told_as_another(a: Analysis, b: Analysis) -> str:
     return ""
 
 
+_PAST_PERIODS = frozenset({"YESTERDAY", "LAST_WEEK", "LAST_MONTH", "LAST_YEAR"})
+_LAST_WEEKDAY = re.compile(r"\blast\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.IGNORECASE)
+# who comes along or where it is held, not whose event it is: "the conference for my son", "at my in-laws'", "陪我妈"
+_BESIDE_EN = r"\b(?:for|at|with|to|by|and)\s+(?:my|our|the|his|her|their)?\s*"
+_BESIDE_ZH = r"[跟和陪带给为帮][我咱]?"
+
+
+def _beside(text: str, key: str) -> bool:
+    """Whether every person `key` names in `text` is said after a word that makes them a companion, the one the
+    event is for or the place it is held ("for my son", "at my in-laws'", "带我妈"), not its holder."""
+    forms = [f for f in CONCEPTS.get(key, ()) if isinstance(f, str)]
+    forms += [f for f, k in OCCURRENCE_PEOPLE.items() if k == key]
+    low, said = text.lower(), False
+    for form in sorted(forms, key=len, reverse=True):
+        f = re.escape(form.lower())
+        cjk = _CJK_CHAR.search(form)
+        at = [m.start() for m in re.finditer(f if cjk else r"(?<![a-z])" + f + r"(?![a-z])", low)]
+        if not at:
+            continue
+        said = True
+        before = _BESIDE_ZH if cjk else _BESIDE_EN
+        if any(not re.search("(?:" + before + ")$", low[:i]) for i in at):
+            return False
+    return said
+
+
+def told_of_another(a: Analysis, b: Analysis) -> str:
+    """Whom or when the candidate `b` names that the stored event `a` does not: someone else ("my wife's company
+    party got pushed to January", "neighbor's bbq got scrapped") or a past period ("上周日爬山泡汤了" against "this
+    Sunday's hike"). A correction word said beside them may be about that other event, so it alone does not let `b`
+    replace `a` (`dedup.event_may_replace`), or "" when `b` names no one and no past period `a` does not."""
+    others = {key for key in people(b) - people(a) if not _beside(b.text, key)}
+    if others:
+        return f"told of someone else ({'/'.join(sorted(others))})"
+    past = (b.concepts & _PAST_PERIODS) - a.concepts
+    if _LAST_WEEKDAY.search(b.text) and not _LAST_WEEKDAY.search(a.text) and "LAST_WEEK" not in a.concepts:
+        past.add("LAST_WEEK")  # "last sunday's game got rained out": the analysis reads the weekday, not the week
+    return f"told of another time ({'/'.join(sorted(past))})" if past else ""
+
+
 def _not_tied(a: Analysis, b: Analysis) -> str:
     """What keeps the pair from reading as one occasion though nothing says two: several details told otherwise,
     or no day, date or number in common."""
