@@ -14,6 +14,7 @@ import pytest
 from automem.config import Config
 from automem.core.analysis import analyse, changed_values, language, polarity_flipped, same_wording
 from automem.core.dedup import (
+    BY_SLOT_DISTANCE,
     Neighbour,
     Question,
     Thresholds,
@@ -529,6 +530,23 @@ def test_someone_who_comes_along_or_hosts_does_not_make_a_correction_anothers(ol
     whose it is: the correction still applies."""
     assert not told_of_another(analyse(old), analyse(new))
     assert event_may_replace(new, old)
+
+
+@pytest.mark.parametrize("old, new, asked", [
+    ("The user has a flight to Denver on November 3.", "flight's cancelled, driving instead", True),
+    ("The user's product launch is scheduled for April 30.", "launch is postponed indefinitely per legal", True),
+    ("用户周六去体检。", "体检改到下周三了", True),
+    ("The user's team offsite is in Lisbon on May 12-14.", "offsite's happening in Porto now, same dates", True),
+    ("The user has a flight to Denver on November 3.", "my sister's flight got cancelled", False),  # someone else's
+    ("The user has a flight to Denver on November 3.", "Booked a flight to Austin for March.", False),  # no correction
+    ("The user has a dentist appointment on Friday.", "flight's cancelled, driving instead", False),  # another kind
+])
+def test_an_event_found_by_its_kind_is_asked_about_only_when_the_candidate_corrects_one_of_that_kind(old, new, asked):
+    """Found by the kind of event both tell (`occurrence.kinds`), however far their wording, a stored event is put to
+    the judge only when the candidate says it calls off, moves or corrects one of that kind, naming no one else; and
+    only a reading judge's "update" applies (the question is `far`)."""
+    v = compare(new, old, BY_SLOT_DISTANCE, TH, event=True, by_slot=True)
+    assert (v.borderline, v.far) == (asked, asked) and v.action == "new"
 
 
 def test_an_event_told_with_what_stays_the_same_corrects_the_one_it_retells():

@@ -252,6 +252,9 @@ def test_the_index_files_each_event_under_the_full_dates_it_names(location, monk
     mine = {"profile": "default"}
     assert ids(index.filling(location, ["date:07-18"], mine)) == ["m_2", "m_1"]
     assert ids(index.filling(location, ["date:07-07"], {"profile": "other"})) == ["m_4"]
+    # and under the kinds of event they tell (occurrence.kinds): a vacation, PTO, a business trip, an appointment
+    assert ids(index.filling(location, ["kind:VACATION"], mine)) == ["m_1"]
+    assert ids(index.filling(location, ["kind:TRIP", "kind:DENTIST"], mine)) == ["m_3", "m_2"]
     conn = sqlite3.connect(str(index.index_path(location)))
     conn.execute("UPDATE memories SET slots = '' WHERE wing = 'episodic'")  # as INDEX_VERSION 10 wrote events
     conn.execute("UPDATE meta SET value = '10' WHERE key = 'version'")

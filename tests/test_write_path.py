@@ -353,11 +353,56 @@ def test_an_event_told_far_apart_is_found_by_a_date_both_name_and_merged_on_a_re
     assert len(store.list(profile="judged")) == len(EVENT_CROWD) + 1  # the retelling is merged into the vacation
 
 
+# Events nearer to "flight's cancelled, driving there instead" than the flight it calls off
+KIND_CROWD = [
+    "Cancelled my gym membership today.", "I'm driving to the lake this weekend.", "The road trip got cancelled.",
+    "I'm driving to work today instead of biking.", "Driving to my parents' place on Sunday.",
+    "The book club got cancelled this week.", "Yoga's cancelled tonight.", "I'm driving the kids to school.",
+    "Cancelled the cable subscription.",
+]
+
+
+def test_an_event_called_off_in_far_words_finds_the_one_of_its_kind_and_a_reading_judge_applies_it(store):
+    """"flight's cancelled, driving there instead" calls off "The user has a flight to Denver on November 3" in words
+    no nearest-neighbour query of the write reaches among other events. The recall index files each event under its
+    kinds (a flight, a wedding, 体检): an event that says it is called off or moved finds the stored one of its kind,
+    and a judge that told the control pair apart supersedes it; a blind one does not, and someone else's flight
+    called off is not even asked about."""
+    from automem.core.dedup import CONTROLS
+    from automem.text import normalise
+
+    old, new = "The user has a flight to Denver on November 3.", "flight's cancelled, driving there instead"
+    for profile in ("blind", "judged", "sister"):
+        remember(store, [Candidate(old, wing="episodic", profile=profile)]
+                 + [Candidate(t, wing="episodic", profile=profile) for t in KIND_CROWD])
+    nearest = store.search(new, k=store.config.dedup_neighbours, profile="judged", wing="episodic")
+    assert normalise(old) not in [m.text for m, _ in nearest]  # no distance would have found it
+    asked: list = []
+
+    def judge(pairs):  # a right judge: the flight is called off; the control pair and the rest are new
+        asked.extend(o for _, o, _ in pairs)
+        return ["update" if o == normalise(old) else "new" for _, o, _ in pairs]
+
+    controls = {text for choices in CONTROLS.values() for text, _ in choices}
+    [blind] = remember(store, [Candidate(new, wing="episodic", profile="blind")],
+                       judge=lambda pairs: ["update" if o in controls else a for a, (_, o, _) in zip(judge(pairs),
+                                                                                                   pairs)])
+    assert blind.action == "new" and normalise(old) in {m.text for m in store.list(profile="blind")}
+    [judged] = remember(store, [Candidate(new, wing="episodic", profile="judged")], judge=judge)
+    assert judged.action == "update" and normalise(old) not in {m.text for m in store.list(profile="judged")}
+    asked.clear()
+    [other] = remember(store, [Candidate("my sister's flight got cancelled, she's driving instead",
+                                         wing="episodic", profile="sister")], judge=judge)
+    assert other.action == "new" and normalise(old) not in asked
+    assert normalise(old) in {m.text for m in store.list(profile="sister")}
+
+
 def test_the_lookup_by_attribute_reads_the_writers_profile_not_anothers_shared_instructions(store):
     """Instructions are shared across profiles, but a write replaces only its own profile's old value: the lookup asks
     the index for the writer's profile, so another profile's newer instructions filling the same attribute never
     crowd its own old value out of the few it reads."""
     from automem.core.memory import OWNER
+
 
     remember(store, [Candidate("请用英文回答我", wing="instruction")])
     remember(store, [Candidate(t, wing="instruction", profile="editor")

@@ -64,6 +64,7 @@ from .analysis import (
 from .occurrence import (
     another_occurrence,
     day_of_month_moved,
+    kinds,
     may_name_a_day,
     moved_in_time,
     names_a_day,
@@ -174,7 +175,8 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
     """
     if by_slot:
         a, b = analyse(existing), analyse(candidate)
-        asked = (("maybe this event told in other words, on a date both name" if retold_on_its_day(a, b) else "")
+        asked = (("maybe this event told in other words, on a date both name" if retold_on_its_day(a, b)
+                  else "maybe a correction of this event, worded far apart" if corrects_its_kind(a, b) else "")
                  if event else asked_slot(a, b))
         return PairVerdict("new", asked or f"different topic (distance {distance:.2f})", bool(asked), far=bool(asked))
     if distance > th.related:
@@ -334,7 +336,9 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
             if best is None or rank < best[0]:
                 best = (rank, n, v)
     near.sort(key=lambda n: n.distance)
-    far.sort(key=lambda n: (not said[n.id].borderline, n.distance))  # a question about the same slot first
+    # a question about the same slot first; for an event, one found by a date or kind both name before one that is
+    # only near enough (a judge sees the first few)
+    far.sort(key=lambda n: (not said[n.id].borderline, not (event and n.by_slot), n.distance))
     far_ids = tuple(m.id for m in far)
     question = next((m.id for m in far if said[m.id].far), "")
     if best is not None:
@@ -503,6 +507,15 @@ def event_may_replace(candidate: str, existing: str, discerning: bool = False) -
         return True  # "they need me in on the 6th, same time": told against one known event, it corrects it
     return not another_occurrence(a, b) or (discerning and (moved_in_time(a, b) or retold_on_its_day(a, b)
                                                             or day_of_month_moved(a, b)))
+
+
+def corrects_its_kind(a: Analysis, b: Analysis) -> bool:
+    """Whether the candidate event `b` says it corrects, calls off or moves an event of a kind the stored `a` is too
+    ("flight's cancelled, driving instead" / "The user has a flight to Denver on November 3"), naming no one and no past
+    period `a` does not: one the write finds by its kind (`occurrence.kinds`) however far its wording, for a judge to
+    tell; only a reading judge's "update" applies."""
+    return (bool(kinds(a) & kinds(b)) and (announces_correction(b.text, a.text) or says_the_rest_holds(b.text, a.text))
+            and not told_of_another(a, b))
 
 
 def announces_correction(candidate: str, existing: str = "") -> bool:

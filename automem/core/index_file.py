@@ -17,8 +17,8 @@ from ..paths import Location, ensure_private_dir, make_private, sqlite_ro_uri
 from .index_words import segment
 from .memory import MAYBE_UPDATES, RELATED_TO, SAME_WORDS_AS
 
-INDEX_VERSION = "11"  # 2: task_id; 3: about_user; 4: audience; 5: others; 6: changed_at, replaces, known;
-# 7: related_to; 8: same_words_as; 9: maybe_updates; 10: slots; 11: the dates of events in slots
+INDEX_VERSION = "12"  # 2: task_id; 3: about_user; 4: audience; 5: others; 6: changed_at, replaces, known;
+# 7: related_to; 8: same_words_as; 9: maybe_updates; 10: slots; 11: the dates of events in slots; 12: their kinds
 INDEX_NAME = "recall.sqlite3"
 COLUMNS = ("id", "text", "wing", "profile", "scope", "room", "status", "created_at", "updated_at", "pinned",
            "restated", "task_id", "about_user", "audience", "changed_at", "replaces", "related_to",

@@ -25,6 +25,7 @@ from .tokens import (
     NOT_OCCURRENCE,
     OCCURRENCE_ANCHORS,
     OCCURRENCE_DAYS,
+    OCCURRENCE_KINDS,
     OCCURRENCE_NUMBERED,
     OCCURRENCE_PEOPLE,
     OCCURRENCE_PERIODS,
@@ -197,6 +198,33 @@ def dates(x: Analysis) -> set[str]:
         found.add((_MONTH_NUMBER[(m.group(1) or m.group(4))[:3].lower()], int(m.group(2) or m.group(3))))
     found |= _slashed(x.text) | {(int(m.group(1)), int(m.group(2))) for m in _CJK_DATE.finditer(x.text)}
     return {f"date:{month:02d}-{day:02d}" for month, day in found if 1 <= month <= 12 and 1 <= day <= 31}
+
+
+def kinds(x: Analysis) -> frozenset[str]:
+    """The kinds of event `x` tells, as "kind:FLIGHT" (lexicon `occurrence.kinds`: a flight, a wedding, 体检): what
+    the recall index files an event under besides its dates, so one that says it is called off or moved ("flight's
+    cancelled, driving instead") finds the stored one of its kind however far its wording
+    (`automem.core.write_path`)."""
+    return _kinds(x.text)
+
+
+@lru_cache(maxsize=4096)
+def _kinds(text: str) -> frozenset[str]:
+    low = text.lower()
+    return frozenset(f"kind:{key}" for key, (cjk, latin) in _KIND_FORMS.items()
+                     if any(f in text for f in cjk) or (latin is not None and latin.search(low)))
+
+
+def _compile_kinds() -> dict[str, tuple[tuple[str, ...], re.Pattern | None]]:
+    out = {}
+    for key, forms in OCCURRENCE_KINDS.items():
+        cjk = tuple(f for f in forms if _CJK_CHAR.search(f))
+        latin = [re.escape(f.lower()) for f in forms if not _CJK_CHAR.search(f)]
+        out[key] = (cjk, re.compile(r"(?<![a-z0-9])(?:" + "|".join(latin) + r")(?![a-z0-9])") if latin else None)
+    return out
+
+
+_KIND_FORMS = _compile_kinds()
 
 
 _MONTH_NUMBER = {name[:3]: n for n, name in enumerate(_MONTH_NAMES, 1)}

@@ -21,7 +21,7 @@ from .analysis import (
     overlap,
     polarity_flipped,
 )
-from .occurrence import dates, people
+from .occurrence import dates, kinds, people
 from .tokens import (
     _CJK_CHAR,
     DROPPED,
@@ -78,8 +78,8 @@ def slots_said(x: Analysis) -> frozenset[str]:
 def filed_under(x: Analysis, wing: str) -> frozenset[str]:
     """What the write path looks a memory of `wing` up by, however far its wording (the recall index's `slots`
     column, `Store.filling`): the attributes a persona fact or an instruction may fill (`slots_said`), the full dates
-    an event names ("date:07-18", `occurrence.dates`)."""
-    return frozenset(dates(x)) if wing == "episodic" else slots_said(x)
+    an event names ("date:07-18", `occurrence.dates`) and its kinds ("kind:FLIGHT", `occurrence.kinds`)."""
+    return frozenset(dates(x)) | kinds(x) if wing == "episodic" else slots_said(x)
 
 
 @lru_cache(maxsize=4096)
