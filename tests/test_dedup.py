@@ -549,6 +549,27 @@ def test_an_event_found_by_its_kind_is_asked_about_only_when_the_candidate_corre
     assert (v.borderline, v.far) == (asked, asked) and v.action == "new"
 
 
+@pytest.mark.parametrize("old, new, asked", [
+    ("The user is on vacation next week.", "下礼拜我休年假", True),
+    ("The user has a big exam tomorrow.", "final's tmrw, cramming all night", True),
+    ("用户这周六去看演唱会。", "这礼拜六的concert票终于到手了", True),
+    ("The user is on vacation next week.", "My wife is on vacation next week.", False),  # someone else's
+    ("The user is on vacation next week.", "Took a vacation last week, back at my desk.", False),  # another period
+    ("The user has a big exam tomorrow.", "Another exam on Friday, ugh.", False),  # no time in common
+    ("The user is on vacation next week.", "Dinner with Sam next week.", False),  # another kind
+])
+def test_an_event_of_one_kind_at_a_time_both_name_is_asked_about_however_far_its_wording(old, new, asked):
+    """The same kind of event (`occurrence.kinds`) at a day or period both name ("next week" / 下礼拜, "tomorrow" /
+    "tmrw") and nothing that says two: the same event told in other words, or two of one kind at one time, which only
+    a reading judge tells apart. Found by the kind or near enough, it is asked about, and only a reading judge's
+    answer applies (the question is `far`)."""
+    for distance, by_slot in ((0.7, False), (BY_SLOT_DISTANCE, True)):
+        v = compare(new, old, distance, TH, event=True, by_slot=by_slot)
+        assert (v.borderline, v.far) == (asked, asked) and v.action == "new"
+    # and the write looks that far for it: the candidate tells a kind of event at a time
+    assert decide(new, [Neighbour("m1", old, 0.7)], TH, event=True).ask == (("m1",) if asked else ())
+
+
 def test_an_event_told_with_what_stays_the_same_corrects_the_one_it_retells():
     """"they need me in on the 6th, same time": said against an event already known, the detail told otherwise is a
     correction, on any judge's word; not when the pair says there are two, or names another person."""

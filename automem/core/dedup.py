@@ -65,10 +65,13 @@ from .occurrence import (
     another_occurrence,
     day_of_month_moved,
     kinds,
+    kinds_told,
     may_name_a_day,
     moved_in_time,
     names_a_day,
+    names_a_time,
     people,
+    retold_of_its_kind,
     retold_on_its_day,
     told_as_another,
     told_of_another,
@@ -176,12 +179,14 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
     if by_slot:
         a, b = analyse(existing), analyse(candidate)
         asked = (("maybe this event told in other words, on a date both name" if retold_on_its_day(a, b)
-                  else "maybe a correction of this event, worded far apart" if corrects_its_kind(a, b) else "")
-                 if event else asked_slot(a, b))
+                  else "maybe a correction of this event, worded far apart" if corrects_its_kind(a, b)
+                  else "maybe this event told in other words, at a time both name" if retold_of_its_kind(a, b)
+                  else "") if event else asked_slot(a, b))
         return PairVerdict("new", asked or f"different topic (distance {distance:.2f})", bool(asked), far=bool(asked))
     if distance > th.related:
-        if event and distance <= SLOT_DISTANCE and (announces_correction(candidate, existing)
-                                                    or says_the_rest_holds(candidate, existing)):
+        if (event and distance <= SLOT_DISTANCE
+                and (announces_correction(candidate, existing) or says_the_rest_holds(candidate, existing))
+                and not told_of_another(analyse(existing), analyse(candidate))):
             # "Yoga's cancelled — the studio is closed for repairs" / "The user has a yoga class Thursday at 7am",
             # 0.66 apart: only a judge can tell which event it corrects, and only its "update" applies
             return PairVerdict("new", "maybe a correction of this event, worded far apart", True, far=True)
@@ -190,6 +195,10 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
             # "I'm on PTO 7/7 through 7/18" / "The user is on vacation from July 7 to July 18", 0.66 apart: the
             # day both name is all that ties them; a reading judge's "duplicate" or "update" applies
             return PairVerdict("new", "maybe this event told in other words, on a day both name", True, far=True)
+        if (event and distance <= SLOT_DISTANCE and kinds_told(existing) & kinds_told(candidate)
+                and retold_of_its_kind(analyse(existing), analyse(candidate))):
+            # "下礼拜我休年假" / "The user is on vacation next week": a kind of event and a time both name
+            return PairVerdict("new", "maybe this event told in other words, at a time both name", True, far=True)
         if distance <= SLOT_DISTANCE and not event:
             a, b = analyse(existing), analyse(candidate)
             why = single_valued_change(a, b)
@@ -317,9 +326,12 @@ def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, even
     far: list[Neighbour] = []  # beyond `related`, within SLOT_DISTANCE, no slot in sight: asked, never linked
     said: dict[str, PairVerdict] = {}
     # an event looks beyond the related distance only for the event it says it corrects or moves, or, when it
-    # names a day, for one told on that day (`compare`)
+    # names a day, for one told on that day, or, when it tells a kind of event at a time, for one of that kind then
+    # (`compare`)
     looks_far = not event or announces_correction(candidate) or says_the_rest_holds(candidate)
-    cap = max(th.related, SLOT_DISTANCE) if looks_far or names_a_day(analyse(candidate)) else th.related
+    x = analyse(candidate)
+    far_too = looks_far or names_a_day(x) or (kinds(x) and names_a_time(x))
+    cap = max(th.related, SLOT_DISTANCE) if far_too else th.related
     for n in neighbours:
         if n.distance > cap and not n.by_slot:
             continue

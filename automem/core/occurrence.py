@@ -205,11 +205,17 @@ def kinds(x: Analysis) -> frozenset[str]:
     the recall index files an event under besides its dates, so one that says it is called off or moved ("flight's
     cancelled, driving instead") finds the stored one of its kind however far its wording
     (`automem.core.write_path`)."""
-    return _kinds(x.text)
+    return kinds_told(x.text)
+
+
+def names_a_time(x: Analysis) -> bool:
+    """Whether `x` places its event at a time: one day (`names_a_day`) or a period ("next week", 下礼拜)."""
+    return bool(_days(x) or x.concepts & OCCURRENCE_PERIODS)
 
 
 @lru_cache(maxsize=4096)
-def _kinds(text: str) -> frozenset[str]:
+def kinds_told(text: str) -> frozenset[str]:
+    """`kinds` read from the text alone, without its analysis: what a write tests every far stored event by first."""
     low = text.lower()
     return frozenset(f"kind:{key}" for key, (cjk, latin) in _KIND_FORMS.items()
                      if any(f in text for f in cjk) or (latin is not None and latin.search(low)))
@@ -296,6 +302,17 @@ def retold_on_its_day(a: Analysis, b: Analysis) -> bool:
     Brookfield office", "用户下周二去杭州出差" / "下周二出差的地方是宁波"): one occasion with a detail told otherwise,
     or two events of one day, which only a reading judge tells apart (`dedup.event_may_replace`)."""
     return bool(_days(a) & _days(b)) and not told_as_another(a, b)
+
+
+def retold_of_its_kind(a: Analysis, b: Analysis) -> bool:
+    """Whether `b` tells an event of a kind `a` tells too (`kinds`) at a time `a` names too: a day, a date or a period
+    ("The user is on vacation next week" / "下礼拜我休年假", "The user has a big exam tomorrow" / "final's tmrw"), and
+    nothing says there are two, nor names someone `a` does not: one event told in other words, or two of one kind at one time, which only a reading
+    judge tells apart (`dedup.compare`)."""
+    if not kinds(a) & kinds(b):
+        return False
+    periods = a.concepts & b.concepts & OCCURRENCE_PERIODS
+    return bool(_days(a) & _days(b) or periods) and not told_as_another(a, b) and not told_of_another(a, b)
 
 
 def _days(x: Analysis) -> set[str]:

@@ -59,18 +59,7 @@ from .candidate import (
     writable_by,
 )
 from .correction import edit, memory_id_of
-from .dedup import (
-    BY_SLOT_DISTANCE,
-    SLOT_DISTANCE,
-    Neighbour,
-    Question,
-    Thresholds,
-    Verdict,
-    announces_correction,
-    decide,
-    says_the_rest_holds,
-    settle,
-)
+from .dedup import BY_SLOT_DISTANCE, SLOT_DISTANCE, Neighbour, Question, Thresholds, Verdict, decide, settle
 from .erase import forgotten_since
 from .instructions import Screening, screen
 from .memory import HELD, HELD_FEATURES, HELD_IN_USER_WORDS, MAYBE_UPDATES, OWNER, WINGS, Memory, held_id, memory_id
@@ -323,15 +312,14 @@ def _look_up_slot(store, plan: _Planned, superseded_here: set, thresholds: Thres
     where I've settled", 0.85 apart) is no vector query's neighbour: the memories filling the same attribute are
     looked up by it (`Store.filling`, the recall index's `slots`) and decided again with the others. So is an event
     told on a date the candidate names ("I'm on PTO 7/7 through 7/18" / "The user is on vacation from July 7 to July
-    18", 0.66 apart), and an event of the kind one says it corrects ("flight's cancelled, driving instead" / "The
-    user has a flight to Denver on November 3"). Only a question for the judge comes of one found this way
-    (`dedup.asked_slot`, `occurrence.retold_on_its_day`, `dedup.corrects_its_kind`); offline, the write notes it for
-    the next judge."""
+    18", 0.66 apart), and an event of a kind the candidate tells, which it may correct ("flight's cancelled, driving
+    instead" / "The user has a flight to Denver on November 3") or tell again at a time both name ("下礼拜我休年假" /
+    "The user is on vacation next week"). Only a question for the judge comes of one found this way
+    (`dedup.asked_slot`, `occurrence.retold_on_its_day`, `dedup.corrects_its_kind`, `occurrence.retold_of_its_kind`);
+    offline, the write notes it for the next judge."""
     cand = plan.candidate
     event = cand.wing == EVENT_WING
     said = filed_under(analyse(plan.text), cand.wing)
-    if event and not (announces_correction(plan.text) or says_the_rest_holds(plan.text)):
-        said = frozenset(s for s in said if not s.startswith("kind:"))  # its kind finds only the event it corrects
     # the other wing too: "从现在起用日语跟我说" may be filed as persona while "请用英文回答我" is an instruction
     wings = (cand.wing, SIBLING_WING[cand.wing]) if cand.wing in SIBLING_WING else (cand.wing,)
     found = {m.id: m for m in store.filling(said, profile=cand.profile, wings=wings, scope=cand.scope,

@@ -235,20 +235,20 @@ def event_exposure(pairs: list[dict]) -> dict:
 
 def _asked_far(pair: dict) -> bool:
     """Whether the write puts this event pair to a judge as worded far apart (beyond the related distance: within
-    SLOT_DISTANCE on a day both name, or found by a date both name): a judge that told the control pair apart is
-    then taken at its word on "duplicate" as well, so a wrong one could merge two events of one day."""
+    SLOT_DISTANCE on a day both name, or found by a date or a kind of event both name): a judge that told the control
+    pair apart is then taken at its word on "duplicate" as well, so a wrong one could merge two events of one day."""
     from automem.config import Config
     from automem.core.analysis import analyse
     from automem.core.dedup import SLOT_DISTANCE, Neighbour, Thresholds, decide
     from automem.core.embeddings import embed
-    from automem.core.occurrence import dates
+    from automem.core.single_valued import filed_under
 
     va, vb = embed([pair["existing"], pair["candidate"]])
     distance = 1.0 - sum(x * y for x, y in zip(va, vb))
     th = Thresholds.from_config(Config())
     a, b = analyse(pair["existing"]), analyse(pair["candidate"])
-    by_date = distance > SLOT_DISTANCE and bool(dates(a) & dates(b))
+    found = distance > SLOT_DISTANCE and bool(filed_under(a, "episodic") & filed_under(b, "episodic"))
     if distance <= th.related:
         return False
-    return "m" in decide(pair["candidate"], [Neighbour("m", pair["existing"], distance, by_slot=by_date)], th,
+    return "m" in decide(pair["candidate"], [Neighbour("m", pair["existing"], distance, by_slot=found)], th,
                          event=True).far
