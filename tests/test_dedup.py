@@ -754,6 +754,8 @@ def test_another_month_amount_person_or_occurrence_is_not_a_move_in_time(old, ne
     ("The user works at Shopify.", "Wrapped up week one of onboarding over at Figma.", "WORK"),
     ("用户在字节跳动工作。", "新工牌到手了，腾讯的。", "WORK"),
     ("The user lives in Denver.", "Our little place in Tucson finally has curtains.", "LIVE"),
+    ("用户住在北京海淀区。", "每天从顺义的家开车去公司，单程一个小时", "LIVE"),
+    ("The user lives in Hoboken.", "Finally in Park Slope now, my commute doubled.", "LIVE"),
     ("The user's boyfriend is called Marco.", "My bf Theo surprised me with tickets.", "PARTNER"),
     ("用户的男朋友叫阿杰。", "我男票小周今天生日。", "PARTNER"),
     ("Keep every answer under 50 words.", "Feel free to go long, I want more detail.", "LENGTH"),
