@@ -26,7 +26,7 @@ from automem.core.dedup import (
     event_may_replace,
     settle,
 )
-from automem.core.occurrence import another_occurrence, told_of_another
+from automem.core.occurrence import another_occurrence, once_moved, told_of_another
 from automem.core.single_valued import asked_slot, drops_the_old, speaks_of_the_past
 from tests.support import dedup_eval as ev
 
@@ -568,6 +568,26 @@ def test_an_event_of_one_kind_at_a_time_both_name_is_asked_about_however_far_its
         assert (v.borderline, v.far) == (asked, asked) and v.action == "new"
     # and the write looks that far for it: the candidate tells a kind of event at a time
     assert decide(new, [Neighbour("m1", old, 0.7)], TH, event=True).ask == (("m1",) if asked else ())
+
+
+@pytest.mark.parametrize("old, new, moved", [
+    ("The user's thesis defense is on May 8.", "thesis defense: May 15, 2pm, room 301. gulp", True),
+    ("用户的婚礼定在10月1日，在杭州。", "婚礼日子定下来了：11月8号，还是杭州", True),
+    ("The user's thesis defense is on May 2.", "I'm attending my labmate's defense on May 9.", False),  # someone else's
+    ("用户的婚礼定在10月1日。", "表姐的婚礼在11月8号", False),
+    ("The user has a dentist appointment on May 8.", "dentist appointment on May 15", False),  # one of many
+    ("The user's thesis defense is on May 8.", "thesis defense on May 8, room 301", False),  # the same date
+])
+def test_an_event_a_holder_has_once_told_on_another_date_was_moved_on_a_reading_judges_word(old, new, moved):
+    """A wedding, a thesis defense, a graduation (lexicon `occurrence.once`) told again on another full date, with no
+    one else named: moved, or told wrong once; a dentist appointment on another date may be another one. It is asked
+    about however far its wording, and only a judge that told the control pair apart is taken at its word."""
+    a, b = analyse(old), analyse(new)
+    assert once_moved(a, b) == moved
+    if moved:  # asked as worded far apart: a blind judge's "update" is not applied (`_allowed`)
+        assert event_may_replace(new, old, discerning=True)
+        v = compare(new, old, 0.7, TH, event=True)
+        assert v.far and v.borderline and v.action == "new"
 
 
 def test_an_event_told_with_what_stays_the_same_corrects_the_one_it_retells():

@@ -70,6 +70,7 @@ from .occurrence import (
     moved_in_time,
     names_a_day,
     names_a_time,
+    once_moved,
     people,
     retold_of_its_kind,
     retold_on_its_day,
@@ -181,6 +182,7 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
         asked = (("maybe this event told in other words, on a date both name" if retold_on_its_day(a, b)
                   else "maybe a correction of this event, worded far apart" if corrects_its_kind(a, b)
                   else "maybe this event told in other words, at a time both name" if retold_of_its_kind(a, b)
+                  else "maybe this event moved to another date" if once_moved(a, b)
                   else "") if event else asked_slot(a, b))
         return PairVerdict("new", asked or f"different topic (distance {distance:.2f})", bool(asked), far=bool(asked))
     if distance > th.related:
@@ -199,6 +201,10 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
                 and retold_of_its_kind(analyse(existing), analyse(candidate))):
             # "下礼拜我休年假" / "The user is on vacation next week": a kind of event and a time both name
             return PairVerdict("new", "maybe this event told in other words, at a time both name", True, far=True)
+        if (event and distance <= SLOT_DISTANCE and kinds_told(existing) & kinds_told(candidate)
+                and once_moved(analyse(existing), analyse(candidate))):
+            # "thesis defense: May 15, 2pm" / "The user's thesis defense is on May 8": one a holder has once
+            return PairVerdict("new", "maybe this event moved to another date", True, far=True)
         if distance <= SLOT_DISTANCE and not event:
             a, b = analyse(existing), analyse(candidate)
             why = single_valued_change(a, b)
@@ -518,7 +524,7 @@ def event_may_replace(candidate: str, existing: str, discerning: bool = False) -
     if says_the_rest_holds(candidate, existing) and not told_as_another(a, b) and people(a) == people(b):
         return True  # "they need me in on the 6th, same time": told against one known event, it corrects it
     return not another_occurrence(a, b) or (discerning and (moved_in_time(a, b) or retold_on_its_day(a, b)
-                                                            or day_of_month_moved(a, b)))
+                                                            or day_of_month_moved(a, b) or once_moved(a, b)))
 
 
 def corrects_its_kind(a: Analysis, b: Analysis) -> bool:

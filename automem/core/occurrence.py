@@ -27,6 +27,7 @@ from .tokens import (
     OCCURRENCE_DAYS,
     OCCURRENCE_KINDS,
     OCCURRENCE_NUMBERED,
+    OCCURRENCE_ONCE,
     OCCURRENCE_PEOPLE,
     OCCURRENCE_PERIODS,
     OCCURRENCE_WORDS,
@@ -307,12 +308,23 @@ def retold_on_its_day(a: Analysis, b: Analysis) -> bool:
 def retold_of_its_kind(a: Analysis, b: Analysis) -> bool:
     """Whether `b` tells an event of a kind `a` tells too (`kinds`) at a time `a` names too: a day, a date or a period
     ("The user is on vacation next week" / "下礼拜我休年假", "The user has a big exam tomorrow" / "final's tmrw"), and
-    nothing says there are two, nor names someone `a` does not: one event told in other words, or two of one kind at one time, which only a reading
-    judge tells apart (`dedup.compare`)."""
+    nothing says there are two, nor names someone `a` does not: one event told in other words, or two of one kind at
+    one time, which only a reading judge tells apart (`dedup.compare`)."""
     if not kinds(a) & kinds(b):
         return False
     periods = a.concepts & b.concepts & OCCURRENCE_PERIODS
     return bool(_days(a) & _days(b) or periods) and not told_as_another(a, b) and not told_of_another(a, b)
+
+
+def once_moved(a: Analysis, b: Analysis) -> bool:
+    """Whether `b` tells an event a holder has once (their wedding, their thesis defense: lexicon `occurrence.once`)
+    that `a` tells too, on another full date, with nothing that says two and no one else named ("The user's thesis
+    defense is on May 8" / "thesis defense: May 15, 2pm, room 301"): moved, or told wrong once, which a reading judge
+    confirms (`dedup.event_may_replace`)."""
+    if not kinds(a) & kinds(b) & OCCURRENCE_ONCE:
+        return False
+    da, db = dates(a), dates(b)
+    return bool(da and db and not da & db) and not told_as_another(a, b) and not told_of_another(a, b)
 
 
 def _days(x: Analysis) -> set[str]:
