@@ -26,7 +26,7 @@ from automem.core.dedup import (
     event_may_replace,
     settle,
 )
-from automem.core.occurrence import another_occurrence, once_moved, told_of_another
+from automem.core.occurrence import another_occurrence, once_moved, told_as_another, told_of_another
 from automem.core.single_valued import asked_slot, drops_the_old, speaks_of_the_past
 from tests.support import dedup_eval as ev
 
@@ -588,6 +588,17 @@ def test_an_event_a_holder_has_once_told_on_another_date_was_moved_on_a_reading_
         assert event_may_replace(new, old, discerning=True)
         v = compare(new, old, 0.7, TH, event=True)
         assert v.far and v.borderline and v.action == "new"
+
+
+def test_a_chinese_day_of_the_month_is_when_not_which_one():
+    """"下个月8号搬家" / "搬家日子定了,15号": a number before 号 after a month, or before a pause or a part of the day,
+    is a day of the month, so the two are one move on two dates (a reading judge tells), not two numbered things;
+    "3号楼" / "5号楼" (building 3, building 5) still are."""
+    old = "用户下个月8号搬家。"
+    assert not told_as_another(analyse(old), analyse("搬家日子定了,15号,跟搬家公司确认过了。"))
+    assert event_may_replace("搬家日子定了,15号,跟搬家公司确认过了。", old, discerning=True)
+    assert "another instance" in told_as_another(analyse("用户在3号楼开会。"), analyse("用户在5号楼开会。"))
+    assert "another instance" in told_as_another(analyse("坐2号线去公司。"), analyse("坐10号线去公司。"))
 
 
 def test_an_event_told_with_what_stays_the_same_corrects_the_one_it_retells():

@@ -367,7 +367,14 @@ def _instances(x: Analysis) -> set[str]:
     for word in OCCURRENCE_NUMBERED:
         pattern = rf"{word}\s*(\d+)" if _CJK_CHAR.search(word) else rf"\b{word}\s+(\d+)\b"
         found.update(m.group(1) for m in re.finditer(pattern, x.text, re.IGNORECASE))
+    dates |= {m.group(1) or m.group(2) for m in _CJK_DAY_SAID.finditer(x.text)}
     return (found | x.identifiers) - dates
+
+
+# "N号" that is a day of the month, not which one ("3号线", "5号楼"): after a month ("下个月8号"), or before a pause
+# or a part of the day ("定了,15号,跟搬家公司确认过了", "22号上午")
+_CJK_DAY_SAID = re.compile(r"(?<=月)(\d{1,2})\s*[号日]|(?<![0-9])(\d{1,2})\s*号(?=\s*(?:$|[，,。.！!？?；;、)）]"
+                           r"|上午|下午|晚上|早上|中午|凌晨|那天|当天))")
 
 
 def people(x: Analysis) -> set[str]:
