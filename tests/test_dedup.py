@@ -491,6 +491,7 @@ def test_an_event_said_to_have_become_another_date_is_a_correction():
     ("用户下周三和客户吃饭。", "跟客户的饭局顺延到周四了"),
     ("用户周五和同事聚餐。", "周五聚餐泡汤了"),
     ("用户5月3日和爸爸去看展。", "5月3号看展去不成了，我爸那天走不开"),
+    ("用户下个月8号去杭州出差两天。", "杭州那趟差不用跑了，领导说视频会就行"),
     ("用户周日去看周杰伦的演唱会。", "JC演唱会cancel了，好气"),
 ])
 def test_an_event_called_off_in_everyday_words_is_a_correction(old, new):
@@ -575,6 +576,7 @@ def test_an_event_of_one_kind_at_a_time_both_name_is_asked_about_however_far_its
     ("用户的婚礼定在10月1日，在杭州。", "婚礼日子定下来了：11月8号，还是杭州", True),
     ("The user's thesis defense is on May 2.", "I'm attending my labmate's defense on May 9.", False),  # someone else's
     ("用户的婚礼定在10月1日。", "表姐的婚礼在11月8号", False),
+    ("用户的婚礼定在9月6日，在苏州。", "婚期最后定了10月20号，还是苏州", True),
     ("The user has a dentist appointment on May 8.", "dentist appointment on May 15", False),  # one of many
     ("The user's thesis defense is on May 8.", "thesis defense on May 8, room 301", False),  # the same date
 ])
@@ -787,6 +789,10 @@ def test_another_month_amount_person_or_occurrence_is_not_a_move_in_time(old, ne
     ("The user lives in Denver.", "Our little place in Tucson finally has curtains.", "LIVE"),
     ("用户住在北京海淀区。", "每天从顺义的家开车去公司，单程一个小时", "LIVE"),
     ("The user lives in Hoboken.", "Finally in Park Slope now, my commute doubled.", "LIVE"),
+    ("The user lives in Boston.", "Still not used to the desert heat, first summer living in Phoenix.", "LIVE"),
+    ("The user goes to Crunch Fitness on Main Street.", "cancelled my equinox trial, anytime fitness is enough", "GYM"),
+    ("Keep answers as short as possible.", "Give me the full deep-dive from now on, one-liners don't cut it.",
+     "LENGTH"),
     ("The user's boyfriend is called Marco.", "My bf Theo surprised me with tickets.", "PARTNER"),
     ("用户的男朋友叫阿杰。", "我男票小周今天生日。", "PARTNER"),
     ("Keep every answer under 50 words.", "Feel free to go long, I want more detail.", "LENGTH"),
@@ -821,6 +827,17 @@ def test_a_single_valued_attribute_said_in_free_words_is_asked_about_however_far
 def test_the_same_attribute_of_another_holder_or_of_the_past_is_not_asked_about(old, new):
     assert asked_slot(analyse(old), analyse(new)) == ""
     assert decide(new, [Neighbour("m1", old, 0.9, by_slot=True)], TH).ask == ()
+
+
+def test_used_to_for_accustomed_is_no_past_state():
+    """"still not used to the fog", "getting used to it": accustomed, not a value of the past; "used to live in"
+    still is one."""
+    from automem.core.single_valued import said_of_the_past
+
+    assert not said_of_the_past("Still not used to the fog here, first summer living in SF.")
+    assert not said_of_the_past("I'm getting used to the commute.")
+    assert said_of_the_past("I used to live in SF.") and said_of_the_past("用户以前住在深圳。")
+    assert said_of_the_past("I used to live in SF and I'm not used to Boston yet.")
 
 
 @pytest.mark.parametrize("old,new,slot", [

@@ -246,6 +246,8 @@ def test_shorthand_is_embedded_with_its_meaning_so_its_restatement_in_plain_word
     assert glossed("RN here, nights again") == "RN here, nights again (RN: registered nurse)"
     assert glossed("cramming rn") == "cramming rn" and "两个孩子" in glossed("我家俩娃天天闹腾")
     assert glossed("GF bread only") == "GF bread only"  # gluten-free, not a girlfriend: no guess
+    assert glossed("ran my first 26.2 in Chicago") == "ran my first 26.2 in Chicago (26.2: a marathon)"
+    assert glossed("paid $126.25") == "paid $126.25"
     old, new = "用户和伴侣决定不要孩子。", "我们俩是丁克。"
     a, b = store.embed([old, new])
     assert 1 - sum(x * y for x, y in zip(a, b)) < Config().dedup_related_distance

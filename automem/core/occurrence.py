@@ -71,14 +71,18 @@ def told_as_another(a: Analysis, b: Analysis) -> str:
 
 _PAST_PERIODS = frozenset({"YESTERDAY", "LAST_WEEK", "LAST_MONTH", "LAST_YEAR"})
 _LAST_WEEKDAY = re.compile(r"\blast\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.IGNORECASE)
-# who comes along or where it is held, not whose event it is: "the conference for my son", "at my in-laws'", "陪我妈"
+# who comes along or where it is held, not whose event it is: "the conference for my son", "at my in-laws'", "陪我妈";
+# or who said so: "领导说线上搞定就行", "my boss says it's off"
 _BESIDE_EN = r"\b(?:for|at|with|to|by|and)\s+(?:my|our|the|his|her|their)?\s*"
 _BESIDE_ZH = r"[跟和陪带给为帮][我咱]?"
+_SAID_BY_EN = r"\s*(?:says|said|told me|tells me)\b"
+_SAID_BY_ZH = r"\s*(?:说|讲|通知|告诉我)"
 
 
 def _beside(text: str, key: str) -> bool:
     """Whether every person `key` names in `text` is said after a word that makes them a companion, the one the
-    event is for or the place it is held ("for my son", "at my in-laws'", "带我妈"), not its holder."""
+    event is for or the place it is held ("for my son", "at my in-laws'", "带我妈"), or before one that makes them
+    who said so ("领导说线上搞定就行"), not its holder."""
     forms = [f for f in CONCEPTS.get(key, ()) if isinstance(f, str)]
     forms += [f for f, k in OCCURRENCE_PEOPLE.items() if k == key]
     low, said = text.lower(), False
@@ -89,8 +93,9 @@ def _beside(text: str, key: str) -> bool:
         if not at:
             continue
         said = True
-        before = _BESIDE_ZH if cjk else _BESIDE_EN
-        if any(not re.search("(?:" + before + ")$", low[:i]) for i in at):
+        before, after = (_BESIDE_ZH, _SAID_BY_ZH) if cjk else (_BESIDE_EN, _SAID_BY_EN)
+        if any(not re.search("(?:" + before + ")$", low[:i]) and not re.match(after, low[i + len(form):])
+               for i in at):
             return False
     return said
 

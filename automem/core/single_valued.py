@@ -27,6 +27,7 @@ from .tokens import (
     DROPPED,
     MOVABLE_CLASSES,
     MOVABLE_CONCEPTS,
+    NOT_PAST,
     OPEN_SUBJECTS,
     PAST_FORMS,
     QUALIFIERS,
@@ -129,14 +130,23 @@ def asked_slot(a: Analysis, b: Analysis) -> str:
     return f"maybe a new value of {', '.join(sorted(common))} (worded far apart)"
 
 
+@lru_cache(maxsize=4096)
+def said_of_the_past(text: str) -> bool:
+    """Whether `text` says a value is history ("used to work at Acme", "以前住在杭州"; lexicon `single_valued.past`),
+    not "used to" for accustomed ("still not used to the fog", "getting used to it": `not_past`)."""
+    for phrase in NOT_PAST:
+        text = re.sub(r"(?<![a-z])" + re.escape(phrase) + r"(?![a-z])", " ", text, flags=re.IGNORECASE)
+    return any(has_phrase(text, p) for p in PAST_FORMS)
+
+
 def speaks_of_the_past(a: Analysis, b: Analysis) -> bool:
     """Whether the stored `a` or the candidate `b` speaks of a past value ("used to work at Acme", "以前住在杭州"):
     the look-alike of a change, both true. Not the candidate's past word where it says that value was let go
     ("刚入手了一台荣耀，之前那部已经挂闲鱼卖掉了", "my old one's sold"; lexicon `change.dropped`): the past one is the
     value it replaces."""
-    if any(has_phrase(a.text, p) for p in PAST_FORMS):
+    if said_of_the_past(a.text):
         return True
-    return any(has_phrase(b.text, p) for p in PAST_FORMS) and not drops_the_old(b.text)
+    return said_of_the_past(b.text) and not drops_the_old(b.text)
 
 
 def drops_the_old(text: str) -> bool:
@@ -203,7 +213,7 @@ def single_valued_change(a: Analysis, b: Analysis) -> str:
     names the slot: "项目使用Python 3.11[版本]"; "主力手机" / "工作手机" are two slots)."""
     if polarity_flipped(a, b)[0] or not _holders_agree(a, b):
         return ""
-    if any(has_phrase(x.text, p) for x in (a, b) for p in PAST_FORMS):
+    if said_of_the_past(a.text) or said_of_the_past(b.text):
         return ""  # a past value is history, not the slot's value now
     ta, tb = _times(a), _times(b)
     if ta and tb and ta != tb:

@@ -81,6 +81,7 @@ SINGLE_HELD: dict[str, tuple[str, ...]] = {k: tuple(v or ()) for k, v in (_SINGL
 SINGLE_OWNED = frozenset(_SINGLE.get("owned") or ())
 OPEN_SUBJECTS = frozenset(_SINGLE.get("subjects") or ())
 PAST_FORMS = tuple(_SINGLE.get("past") or ())
+NOT_PAST = tuple(_SINGLE.get("not_past") or ())
 QUALIFIERS = tuple(_SINGLE.get("qualifiers") or ())
 SINGLE_ASKED: dict[str, tuple[str, ...]] = {k: tuple(v or ()) for k, v in (_SINGLE.get("asked") or {}).items()}
 # Verbs that only carry the noun after them ("打网球" is 网球 played, "做编织" knitting done, "do yoga" yoga).
