@@ -239,7 +239,7 @@ def test_the_index_files_each_event_under_the_full_dates_it_names(location, monk
     at its rebuild."""
     import sqlite3
 
-    from automem.core import single_valued
+    from automem.core import index_file, single_valued
 
     def ids(items):
         return [i.id for i in items]
@@ -257,7 +257,7 @@ def test_the_index_files_each_event_under_the_full_dates_it_names(location, monk
     assert ids(index.filling(location, ["kind:TRIP", "kind:DENTIST"], mine)) == ["m_3", "m_2"]
     conn = sqlite3.connect(str(index.index_path(location)))
     conn.execute("UPDATE memories SET slots = '' WHERE wing = 'episodic'")  # as INDEX_VERSION 10 wrote events
-    conn.execute("UPDATE meta SET value = '10' WHERE key = 'version'")
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', '10')")
     conn.commit()
     conn.close()
     assert ids(index.filling(location, ["date:07-18"], mine)) == []
@@ -271,6 +271,16 @@ def test_the_index_files_each_event_under_the_full_dates_it_names(location, monk
     assert seen == [] and ids(index.filling(location, ["date:07-18"], mine)) == ["m_2", "m_1"]
     index.rebuild(location, [*mems, item(6, "Dinner with Ana on 7/18", wing="episodic")], "11")
     assert seen == ["Dinner with Ana on 7/18"]  # a text it has not seen is read
+    # an index filed by another lexicon (what a memory is filed under comes of it) reads every text again
+    assert index.INDEX_VERSION.startswith(index_file.LAYOUT + ".")
+    conn = sqlite3.connect(str(index.index_path(location)))
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (index_file.LAYOUT + ".00000000",))
+    conn.commit()
+    conn.close()
+    seen.clear()
+    index.rebuild(location, mems, "12")
+    assert sorted(seen) == sorted(m.text for m in mems)
+    assert ids(index.filling(location, ["date:07-18"], mine)) == ["m_2", "m_1"]
 
 
 def test_the_index_knows_which_persona_memories_are_about_the_user(location, monkeypatch):

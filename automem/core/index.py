@@ -243,8 +243,8 @@ def rebuild(location: Location, memories: Iterable[Any], stamp: str, meta: dict[
     with transaction(conn):
         try:  # what the text analysis found before (a server's index may be rebuilt again)
             known = {r[0]: r[1:] for r in conn.execute("SELECT id, text, wing, about_user, slots FROM memories")}
-            if meta_value(conn, "version") != INDEX_VERSION:  # an older layout filed no dates for events (11)
-                known = {i: row for i, row in known.items() if row[1] != "episodic"}
+            if meta_value(conn, "version") not in ("", INDEX_VERSION):  # another layout or lexicon files otherwise
+                known = {}
         except sqlite3.Error:  # no table yet, or an older layout without the column
             known = {}
         for table in ("memories", "words", "tally", "known", "others"):  # derived: rebuilt in this version's layout
