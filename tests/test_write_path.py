@@ -315,6 +315,17 @@ def test_a_slot_changed_in_far_words_is_found_by_the_attribute_not_by_distance(s
 
 # Events nearer to "I'm on PTO 7/7 through 7/18" than the vacation it retells: no vector query of the write's size
 # brings that one back, only the date both name.
+def _store_among(store, old: str, crowd: list[str], profiles: tuple[str, ...], new: str) -> None:
+    """`old` and the `crowd` of events nearer to `new` stored in each profile: no vector query of the write's size
+    brings `old` back to `new`."""
+    from automem.text import normalise
+
+    for profile in profiles:
+        remember(store, [Candidate(t, wing="episodic", profile=profile) for t in (old, *crowd)])
+    nearest = store.search(new, k=store.config.dedup_neighbours, profile=profiles[0], wing="episodic")
+    assert normalise(old) not in [m.text for m, _ in nearest]  # no distance would have found it
+
+
 EVENT_CROWD = [
     "I took PTO last Friday.", "Requested PTO through HR.", "I'm offline all afternoon.",
     "I'm on the 7:18 train every morning.", "I'm on leave until Monday.", "I'm fully offline during the flight.",
@@ -332,11 +343,7 @@ def test_an_event_told_far_apart_is_found_by_a_date_both_name_and_merged_on_a_re
     from automem.text import normalise
 
     old, new = "The user is on vacation from July 7 to July 18.", "I'm on PTO 7/7 through 7/18, fully offline."
-    for profile in ("offline", "blind", "judged"):
-        remember(store, [Candidate(old, wing="episodic", profile=profile)]
-                 + [Candidate(t, wing="episodic", profile=profile) for t in EVENT_CROWD])
-    nearest = store.search(new, k=store.config.dedup_neighbours, profile="offline", wing="episodic")
-    assert normalise(old) not in [m.text for m, _ in nearest]  # no distance would have found it
+    _store_among(store, old, EVENT_CROWD, ("offline", "blind", "judged"), new)
     old_id = {m.text: m.id for m in store.list(profile="offline")}[normalise(old)]
 
     [offline] = remember(store, [Candidate(new, wing="episodic", profile="offline")])
@@ -375,11 +382,7 @@ def test_an_event_called_off_in_far_words_finds_the_one_of_its_kind_and_a_readin
     from automem.text import normalise
 
     old, new = "The user has a flight to Denver on November 3.", "flight's cancelled, driving there instead"
-    for profile in ("blind", "judged", "sister"):
-        remember(store, [Candidate(old, wing="episodic", profile=profile)]
-                 + [Candidate(t, wing="episodic", profile=profile) for t in KIND_CROWD])
-    nearest = store.search(new, k=store.config.dedup_neighbours, profile="judged", wing="episodic")
-    assert normalise(old) not in [m.text for m, _ in nearest]  # no distance would have found it
+    _store_among(store, old, KIND_CROWD, ("blind", "judged", "sister"), new)
     asked: list = []
 
     def judge(pairs):  # a right judge: the flight is called off; the control pair and the rest are new
