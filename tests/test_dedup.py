@@ -509,6 +509,7 @@ def test_an_event_called_off_in_everyday_words_is_a_correction(old, new):
     ("The user's daughter has a swim meet on Sunday at 8am.", "last Sunday's meet got rained out, fingers crossed"),
     ("用户本周六要去郊外露营。", "上周六露营泡汤了，这周一定去成"),
     ("用户的公司年会定在1月10日。", "我老公公司年会顺延到2月了"),
+    ("The user's pitch to the investors is on Tuesday at 2 PM.", "Priya's investor pitch got pushed to Wednesday lol"),
 ])
 def test_a_correction_word_said_of_someone_elses_or_a_past_event_corrects_nothing_stored(old, new):
     """The correction word is there, but beside someone the stored event does not name ("my husband's company party",
@@ -525,10 +526,15 @@ def test_a_correction_word_said_of_someone_elses_or_a_past_event_corrects_nothin
     ("The user and their husband are hosting Easter brunch on April 20.",
      "we're doing Easter brunch at my in-laws' this year, not at our place"),
     ("用户周六去医院复查。", "复查改到周日了，陪我妈一起去"),
+    ("The user's daughter's recital is on the 21st at 6pm.", "Ava's recital got moved to the 22nd, still 6pm."),
+    ("The user's mother's surgery is on April 9.", "Mom's surgery got bumped to the 16th."),
+    ("The user's book club meets at Jenna's place on Thursday.", "Book club is at Rachel's instead this Thursday."),
 ])
 def test_someone_who_comes_along_or_hosts_does_not_make_a_correction_anothers(old, new):
     """Someone named after "for", "at", "with" or 陪 is whom the event is for, where it is held or who comes along, not
-    whose it is: the correction still applies."""
+    whose it is; a name owning the event ("Ava's recital") may be the stored event's own person (the daughter); "Mom"
+    is the user's mother: the correction still applies. A name owning an event of no one stored ("Priya's investor
+    pitch") tells another's (above)."""
     assert not told_of_another(analyse(old), analyse(new))
     assert event_may_replace(new, old)
 

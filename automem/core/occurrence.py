@@ -17,7 +17,7 @@ import difflib
 import re
 from functools import lru_cache
 
-from .analysis import KIN, Analysis, _repeats, _slot_sequence, has_phrase, overlap
+from .analysis import KIN, Analysis, _repeats, _slot_sequence, analyse, has_phrase, overlap
 from .tokens import (
     _CJK_CHAR,
     CONCEPTS,
@@ -79,6 +79,24 @@ _SAID_BY_EN = r"\s*(?:says|said|told me|tells me)\b"
 _SAID_BY_ZH = r"\s*(?:说|讲|通知|告诉我)"
 
 
+# A name said as an event's owner ("Marcus's board presentation got pushed"): capitalised, before 's, and no day,
+# month or time ("Saturday's game", "Today's standup" are when, not whose)
+_OWNER = re.compile(r"\b([A-Z][a-z]+)(?:'s|’s)\s+(?!(?:been|got|gotten|going|happening|on|off|at|in|now|not|still|"
+                    r"moved|cancelled|canceled|postponed|pushed|delayed|over|done|back|up|out)\b)[a-z]")
+_NOT_OWNERS = frozenset({"today", "tomorrow", "yesterday", "tonight", "monday", "tuesday", "wednesday", "thursday",
+                         "friday", "saturday", "sunday", "january", "february", "march", "april", "may", "june", "july",
+                         "august", "september", "october", "november", "december", "user", "it", "that", "there",
+                         "here", "what", "who", "let", "he", "she", "everyone", "nobody", "this", "next", "last"})
+
+
+def _owners(text: str) -> set[str]:
+    """The names `text` says own an event ("Marcus's board presentation"), not days or months, not the user's people
+    ("Mom's surgery"), not a place ("at Rachel's")."""
+    low = text.lower()
+    return {m.group(1) for m in _OWNER.finditer(text) if m.group(1).lower() not in _NOT_OWNERS
+            and not people(analyse(m.group(1))) and not re.search("(?:" + _BESIDE_EN + ")$", low[:m.start()])}
+
+
 def _beside(text: str, key: str) -> bool:
     """Whether every person `key` names in `text` is said after a word that makes them a companion, the one the
     event is for or the place it is held ("for my son", "at my in-laws'", "带我妈"), or before one that makes them
@@ -106,6 +124,8 @@ def told_of_another(a: Analysis, b: Analysis) -> str:
     Sunday's hike"). A correction word said beside them may be about that other event, so it alone does not let `b`
     replace `a` (`dedup.event_may_replace`), or "" when `b` names no one and no past period `a` does not."""
     others = {key for key in people(b) - people(a) if not _beside(b.text, key)}
+    if not people(a):  # "Ava's recital" may be the stored "daughter's recital": only a stored event of no one else
+        others |= {name for name in _owners(b.text) if name.lower() not in a.text.lower()}
     if others:
         return f"told of someone else ({'/'.join(sorted(others))})"
     past = (b.concepts & _PAST_PERIODS) - a.concepts
