@@ -273,6 +273,9 @@ def test_the_index_files_each_event_under_the_full_dates_it_names(location, monk
     assert seen == ["Dinner with Ana on 7/18"]  # a text it has not seen is read
     # an index filed by another lexicon (what a memory is filed under comes of it) reads every text again
     assert index.INDEX_VERSION.startswith(index_file.LAYOUT + ".")
+    from automem.core import tokens
+
+    assert index_file.LEXICON_FILE == tokens.LEXICON_FILE  # the one the analysis reads
     conn = sqlite3.connect(str(index.index_path(location)))
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (index_file.LAYOUT + ".00000000",))
     conn.commit()

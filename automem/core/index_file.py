@@ -12,17 +12,20 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ..paths import Location, ensure_private_dir, make_private, sqlite_ro_uri
 from .index_words import segment
 from .memory import MAYBE_UPDATES, RELATED_TO, SAME_WORDS_AS
-from .tokens import LEXICON_FILE
 
 LAYOUT = "12"  # 2: task_id; 3: about_user; 4: audience; 5: others; 6: changed_at, replaces, known;
 # 7: related_to; 8: same_words_as; 9: maybe_updates; 10: slots; 11: the dates of events in slots; 12: their kinds
 # The layout and the lexicon the rows were read with: what a memory is filed under (`slots`) and whether it is about
 # the user come of the lexicon, so a new lexicon makes an older index stale, and its rebuild reads every text again.
+# The lexicon's file read as bytes, not through automem.core.tokens: a prefetch that only reads the index must not
+# load the lexicon (tests/test_resident.py)
+LEXICON_FILE = Path(__file__).resolve().parent.parent / "data" / "lexicon.yaml"
 INDEX_VERSION = f"{LAYOUT}.{hashlib.sha256(LEXICON_FILE.read_bytes()).hexdigest()[:8]}"
 INDEX_NAME = "recall.sqlite3"
 COLUMNS = ("id", "text", "wing", "profile", "scope", "room", "status", "created_at", "updated_at", "pinned",
