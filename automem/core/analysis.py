@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from .tokens import (
     _CJK_CHAR,
@@ -563,6 +563,20 @@ def _subject_key(x: Analysis, i: int | None) -> str | None:
 def _other_subject(x: Analysis) -> str | None:
     """The key of whom or what the text is about when that is not the user (see `_subject_index`)."""
     return _subject_key(x, _subject_index(x))
+
+
+class Phrases:
+    """Many phrases compiled once, each matched as `has_phrase` matches it: the Chinese ones as substrings, the Latin
+    ones as whole words (any case) in one pattern. For word lists every text of a write is read against."""
+
+    def __init__(self, phrases: Iterable[str]):
+        phrases = list(phrases)
+        self.cjk = tuple(p for p in phrases if _CJK_CHAR.search(p))
+        latin = [re.escape(p.lower()) for p in phrases if not _CJK_CHAR.search(p)]
+        self.latin = re.compile(r"(?<![a-z0-9])(?:" + "|".join(latin) + r")(?![a-z0-9])") if latin else None
+
+    def said_in(self, text: str) -> bool:
+        return any(p in text for p in self.cjk) or bool(self.latin and self.latin.search(text.lower()))
 
 
 def has_phrase(text: str, phrase: str) -> bool:

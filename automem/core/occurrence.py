@@ -17,7 +17,7 @@ import difflib
 import re
 from functools import lru_cache
 
-from .analysis import KIN, Analysis, _repeats, _slot_sequence, analyse, has_phrase, overlap
+from .analysis import KIN, Analysis, Phrases, _repeats, _slot_sequence, analyse, has_phrase, overlap
 from .tokens import (
     _CJK_CHAR,
     CONCEPTS,
@@ -242,21 +242,10 @@ def names_a_time(x: Analysis) -> bool:
 @lru_cache(maxsize=4096)
 def kinds_told(text: str) -> frozenset[str]:
     """`kinds` read from the text alone, without its analysis: what a write tests every far stored event by first."""
-    low = text.lower()
-    return frozenset(f"kind:{key}" for key, (cjk, latin) in _KIND_FORMS.items()
-                     if any(f in text for f in cjk) or (latin is not None and latin.search(low)))
+    return frozenset(f"kind:{key}" for key, forms in _KIND_FORMS.items() if forms.said_in(text))
 
 
-def _compile_kinds() -> dict[str, tuple[tuple[str, ...], re.Pattern | None]]:
-    out = {}
-    for key, forms in OCCURRENCE_KINDS.items():
-        cjk = tuple(f for f in forms if _CJK_CHAR.search(f))
-        latin = [re.escape(f.lower()) for f in forms if not _CJK_CHAR.search(f)]
-        out[key] = (cjk, re.compile(r"(?<![a-z0-9])(?:" + "|".join(latin) + r")(?![a-z0-9])") if latin else None)
-    return out
-
-
-_KIND_FORMS = _compile_kinds()
+_KIND_FORMS = {key: Phrases(forms) for key, forms in OCCURRENCE_KINDS.items()}
 
 
 _MONTH_NUMBER = {name[:3]: n for n, name in enumerate(_MONTH_NAMES, 1)}

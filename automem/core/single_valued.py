@@ -12,6 +12,7 @@ from functools import lru_cache
 from .analysis import (
     _POSSESSIVE,
     Analysis,
+    Phrases,
     _same_holder,
     _subject_index,
     _subject_key,
@@ -87,27 +88,22 @@ def filed_under(x: Analysis, wing: str) -> frozenset[str]:
 def _slots_said(text: str) -> frozenset[str]:
     x = analyse(text)
     classes = {u.key.partition(":")[0] for u in x.units if u.kind == "value"}
-    low = x.text.lower()
     found = set(slots(x))
-    for key, (concepts, value_classes, cjk, latin) in _ASKED.items():
-        if (concepts & x.concepts or value_classes & classes or any(p in x.text for p in cjk)
-                or (latin is not None and latin.search(low))):
+    for key, (concepts, value_classes, phrases) in _ASKED.items():
+        if concepts & x.concepts or value_classes & classes or phrases.said_in(x.text):
             found.add(key)
     return frozenset(found)
 
 
-def _compile_asked() -> dict[str, tuple[frozenset, frozenset, tuple, re.Pattern | None]]:
-    """Each attribute of `single_valued.asked` as (concepts, value classes, Chinese phrases, one pattern for the
-    Latin phrases, matched as `has_phrase` does): a text is read against them on every write."""
+def _compile_asked() -> dict[str, tuple[frozenset, frozenset, Phrases]]:
+    """Each attribute of `single_valued.asked` as (concepts, value classes, the phrases compiled once): a text is read
+    against them on every write."""
     out = {}
     for key, said in SINGLE_ASKED.items():
         concepts = frozenset(s for s in said if s.isupper() and not _CJK_CHAR.search(s))  # "I人" is a phrase
         value_classes = frozenset(s[6:] for s in said if s.startswith("class:"))
-        phrases = [s for s in said if s not in concepts and not s.startswith("class:")]
-        cjk = tuple(p for p in phrases if _CJK_CHAR.search(p))
-        latin = [re.escape(p.lower()) for p in phrases if not _CJK_CHAR.search(p)]
-        pattern = re.compile(r"(?<![a-z0-9])(?:" + "|".join(latin) + r")(?![a-z0-9])") if latin else None
-        out[key] = (concepts, value_classes, cjk, pattern)
+        phrases = Phrases(s for s in said if s not in concepts and not s.startswith("class:"))
+        out[key] = (concepts, value_classes, phrases)
     return out
 
 
