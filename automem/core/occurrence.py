@@ -391,14 +391,18 @@ _CJK_DAY_SAID = re.compile(r"(?<=月)(\d{1,2})\s*[号日]|(?<![0-9])(\d{1,2})\s*
                            r"|上午|下午|晚上|早上|中午|凌晨|那天|当天))")
 
 
-def people(x: Analysis) -> set[str]:
+@lru_cache(maxsize=4096)  # several rules of one pair ask it of both sides (another person, someone else's event...)
+def people(x: Analysis) -> frozenset[str]:
     """The people other than the user that `x` names (the user's mother, a friend, 老婆, 表哥)."""
-    found = x.concepts & KIN
+    found = set(x.concepts & KIN)
     text = x.text
-    for form in sorted(OCCURRENCE_PEOPLE, key=len, reverse=True):  # 外甥女 before 外甥, 外婆 before 婆
+    for form in _PEOPLE_FORMS:
         if has_phrase(text, form):
             found.add(OCCURRENCE_PEOPLE[form])
             text = re.sub(re.escape(form), " ", text, flags=re.IGNORECASE)
     if {"FATHER", "MOTHER"} <= found:  # "Mom and Dad" are the user's parents
         found = (found - {"FATHER", "MOTHER"}) | {"PARENTS"}
-    return found
+    return frozenset(found)
+
+
+_PEOPLE_FORMS = tuple(sorted(OCCURRENCE_PEOPLE, key=len, reverse=True))  # 外甥女 before 外甥, 外婆 before 婆
