@@ -181,9 +181,7 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
         a, b = analyse(existing), analyse(candidate)
         asked = (("maybe this event told in other words, on a date both name" if retold_on_its_day(a, b)
                   else "maybe a correction of this event, worded far apart" if corrects_its_kind(a, b)
-                  else "maybe this event told in other words, at a time both name" if retold_of_its_kind(a, b)
-                  else "maybe this event moved to another date" if once_moved(a, b)
-                  else "") if event else asked_slot(a, b))
+                  else _of_its_kind(existing, candidate)) if event else asked_slot(a, b))
         return PairVerdict("new", asked or f"different topic (distance {distance:.2f})", bool(asked), far=bool(asked))
     if distance > th.related:
         if (event and distance <= SLOT_DISTANCE
@@ -197,14 +195,9 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
             # "I'm on PTO 7/7 through 7/18" / "The user is on vacation from July 7 to July 18", 0.66 apart: the
             # day both name is all that ties them; a reading judge's "duplicate" or "update" applies
             return PairVerdict("new", "maybe this event told in other words, on a day both name", True, far=True)
-        if (event and distance <= SLOT_DISTANCE and kinds_told(existing) & kinds_told(candidate)
-                and retold_of_its_kind(analyse(existing), analyse(candidate))):
-            # "下礼拜我休年假" / "The user is on vacation next week": a kind of event and a time both name
-            return PairVerdict("new", "maybe this event told in other words, at a time both name", True, far=True)
-        if (event and distance <= SLOT_DISTANCE and kinds_told(existing) & kinds_told(candidate)
-                and once_moved(analyse(existing), analyse(candidate))):
-            # "thesis defense: May 15, 2pm" / "The user's thesis defense is on May 8": one a holder has once
-            return PairVerdict("new", "maybe this event moved to another date", True, far=True)
+        asked = _of_its_kind(existing, candidate) if event and distance <= SLOT_DISTANCE else ""
+        if asked:  # "下礼拜我休年假" / "The user is on vacation next week"; a thesis defense on another date
+            return PairVerdict("new", asked, True, far=True)
         if distance <= SLOT_DISTANCE and not event:
             a, b = analyse(existing), analyse(candidate)
             why = single_valued_change(a, b)
@@ -315,6 +308,19 @@ def says_less(a: Analysis, b: Analysis, ov: Overlap, event: bool) -> bool:
 
 
 _RANK = {"duplicate": 0, "update": 1}
+
+
+def _of_its_kind(existing: str, candidate: str) -> str:
+    """The question a stored event of a kind the candidate tells too is asked however far its wording, found by the
+    kind or near enough: the same event at a time both name (`occurrence.retold_of_its_kind`), or one a holder has
+    once on another date (`occurrence.once_moved`); "" for none. The kinds are read from the texts first, so a far
+    event of another kind is not analysed."""
+    if not kinds_told(existing) & kinds_told(candidate):
+        return ""
+    a, b = analyse(existing), analyse(candidate)
+    if retold_of_its_kind(a, b):
+        return "maybe this event told in other words, at a time both name"
+    return "maybe this event moved to another date" if once_moved(a, b) else ""
 
 
 def decide(candidate: str, neighbours: Sequence[Neighbour], th: Thresholds, event: bool = False) -> Verdict:
