@@ -29,7 +29,9 @@ restatements, single-valued changes, event corrections, instruction changes, rol
 written blind and first measured at b6272f2) and `holdout_29m.jsonl` ("shapes13": the same mix, with order and
 role reversals, event corrections of every kind and far restatements in slang and other number formats emphasised;
 written blind and first measured at d138e45) and `holdout_29n.jsonl` ("shapes14": the same mix, written blind for
-the round after; first measured at the end of the round that added it, before any rule changed for it). The older
+the round after; first measured at the end of the round that added it, before any rule changed for it) and
+`holdout_29o.jsonl` ("shapes15": the same mix, written blind and first measured before the round that added it
+changed any rule). The older
 `tests/data/dedup_pairs.jsonl` (four labels: changed_value -> replaces, related and unrelated -> both_true) is an
 extra check ("old").
 
@@ -53,7 +55,8 @@ decided update (replaces -> update), and **facts lost** = both_true decided dupl
 duplicate, over both_true + replaces. Targets (held-out part, offline): facts lost <= 1%, restatements >= 85%.
 
     python -m scripts.eval_dedup [--part tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,shapes6,
-                                  shapes7,shapes8,shapes9,shapes10,shapes11,shapes12,shapes13,shapes14,old]
+                                  shapes7,shapes8,shapes9,shapes10,shapes11,shapes12,shapes13,shapes14,
+                                  shapes15,old]
                                  [--mode offline,judge,settle] [--json] [--failures]
 
 `--failures` lists the tune and old pairs decided wrongly (never the held-out ones). Exit 1 when the held-out part
@@ -100,10 +103,10 @@ def print_table(results: dict) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", default="tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,shapes6,"
-                                      "shapes7,shapes8,shapes9,shapes10,shapes11,shapes12,shapes13,shapes14",
+                                      "shapes7,shapes8,shapes9,shapes10,shapes11,shapes12,shapes13,shapes14,shapes15",
                     help="comma-separated: tune, holdout, numbers, kinds, shapes, shapes2, shapes3, shapes4, "
                          "shapes5, shapes6, shapes7, shapes8, shapes9, shapes10, shapes11, shapes12, shapes13, "
-                         "shapes14, old, probes18 ... probes31 "
+                         "shapes14, shapes15, old, probes18 ... probes31 "
                          "(default: all but old and the probes)")
     ap.add_argument("--mode", default="offline,judge",
                     help="comma-separated: offline, judge, settle (default offline,judge)")
