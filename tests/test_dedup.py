@@ -585,6 +585,11 @@ def test_an_event_of_one_kind_at_a_time_both_name_is_asked_about_however_far_its
     ("用户的婚礼定在9月6日，在苏州。", "婚期最后定了10月20号，还是苏州", True),
     ("The user has a dentist appointment on May 8.", "dentist appointment on May 15", False),  # one of many
     ("The user's thesis defense is on May 8.", "thesis defense on May 8, room 301", False),  # the same date
+    # an event of its kind said to come once a year, by both
+    ("The user's annual eye exam is on March 4.", "annual eye exam: march 19 at 9, bring old glasses", True),
+    ("用户的年度体检在6月3日。", "年度体检改约好了，6月17号早上空腹去", True),
+    ("The user's annual eye exam is on March 4.", "my wife's annual eye exam is March 19", False),
+    ("The user has an eye exam on March 4.", "eye exam on March 19", False),  # one of many
 ])
 def test_an_event_a_holder_has_once_told_on_another_date_was_moved_on_a_reading_judges_word(old, new, moved):
     """A wedding, a thesis defense, a graduation (lexicon `occurrence.once`) told again on another full date, with no
@@ -699,6 +704,7 @@ def test_a_date_written_with_a_slash_is_the_same_day_as_the_month_by_its_name():
     from automem.core.occurrence import _anchors
 
     assert {"july", "when:18"} <= _anchors(analyse("back on 7/18"))
+    assert {"august", "when:31"} <= _anchors(analyse("lease is up on the last day of aug"))
     assert {"july", "when:18"} <= _anchors(analyse("back on 18/7"))  # day first where it cannot be a month
     assert not {"when:24", "july"} & _anchors(analyse("on call 24/7"))
 
@@ -806,6 +812,20 @@ def test_another_month_amount_person_or_occurrence_is_not_a_move_in_time(old, ne
     ("请用英文回答我。", "以后都用日语跟我说。", "REPLY_LANGUAGE"),
     ("长度重量都用公制单位。", "给我换算成英制，比如英里和磅。", "UNITS"),
     ("语气要严肃正式。", "Be playful and cheeky with me.", "TONE"),
+    # what one is: a job described rather than named, a height, an age, one's children, one's hair
+    ("The user is a pharmacist.", "my job is mostly counting pills and explaining side effects", "WORK"),
+    ("用户是一名兽医。", "我上班就是给猫猫狗狗打针看病", "WORK"),
+    ("用户身高168厘米。", "我一米六八，穿平底鞋就够了", "HEIGHT"),
+    ("The user is 5'9\" tall.", "height-wise I'm about 175 cm", "HEIGHT"),
+    ("The user is 30 years old.", "turning the big four-oh next week", "AGE"),
+    ("用户今年28岁。", "我都三十岁了还没买房", "AGE"),
+    ("The user has three kids.", "dad of 2 here, the toddler never sleeps", "CHILDREN"),
+    ("用户有一个孩子。", "二胎宝妈一枚，老大上小学了", "CHILDREN"),
+    ("The user has short black hair.", "went for a bob cut and dyed it copper", "HAIR"),
+    ("用户是长发。", "剪了个寸头，夏天凉快", "HAIR"),
+    ("The user's tech lead is Priya.", "I report to Omar after the reshuffle", "BOSS"),
+    ("用户住在成都。", "我家就在春熙路旁边，下楼就是商场", "LIVE"),
+    ("The user works from home.", "my commute is 50 minutes on the train each way now", "WORK_MODE"),
 ])
 def test_a_single_valued_attribute_said_in_free_words_is_asked_about_however_far_apart(old, new, slot):
     """Nothing a rule can compare, yet both say one attribute of one holder: the write path finds the old one by
@@ -829,6 +849,8 @@ def test_a_single_valued_attribute_said_in_free_words_is_asked_about_however_far
     ("用户是单身。", "我最好的朋友刚订婚了。"),
     ("The user likes breakfast tacos", "Austin is where I've settled now."),  # no attribute in common
     ("My husband keeps his notes in Evernote.", "Everything I jot down goes into Logseq these days."),
+    ("The user has two kids.", "my sister is a mom of 3 now"),
+    ("The user is 41 years old.", "My dad is 70 years old."),
 ])
 def test_the_same_attribute_of_another_holder_or_of_the_past_is_not_asked_about(old, new):
     assert asked_slot(analyse(old), analyse(new)) == ""
@@ -844,6 +866,10 @@ def test_used_to_for_accustomed_is_no_past_state():
     assert not said_of_the_past("I'm getting used to the commute.")
     assert said_of_the_past("I used to live in SF.") and said_of_the_past("用户以前住在深圳。")
     assert said_of_the_past("I used to live in SF and I'm not used to Boston yet.")
+    # 过去 after a verb says where to or into what ("睡过去", "搬过去"), not "in the past"
+    assert not said_of_the_past("我的工作就是让病人在手术前安稳地睡过去。")
+    assert not said_of_the_past("下个月我们就搬过去了。")
+    assert said_of_the_past("用户过去在深圳工作。")
 
 
 @pytest.mark.parametrize("old,new,slot", [

@@ -28,9 +28,11 @@ from .tokens import (
     OCCURRENCE_KINDS,
     OCCURRENCE_NUMBERED,
     OCCURRENCE_ONCE,
+    OCCURRENCE_PARENT_SELF,
     OCCURRENCE_PEOPLE,
     OCCURRENCE_PERIODS,
     OCCURRENCE_WORDS,
+    OCCURRENCE_YEARLY,
     VALUE_CLASSES,
 )
 
@@ -196,7 +198,8 @@ def _anchors(x: Analysis) -> frozenset[str]:
     found |= {f"when:{next(g for g in m.groups() if g)}" for m in _WHEN.finditer(x.text)}
     # "12月22号" is in December as "December 20" is: the month by its name, in either language
     found |= {_MONTH_NAMES[int(m.group(1)) - 1] for m in _CJK_MONTH.finditer(x.text) if 1 <= int(m.group(1)) <= 12}
-    found |= {k for month, day in _slashed(x.text) for k in (_MONTH_NAMES[month - 1], f"when:{day}")}
+    told = _slashed(x.text) | _last_days(x.text)
+    found |= {k for month, day in told for k in (_MONTH_NAMES[month - 1], f"when:{day}")}
     return frozenset(found | {w.lower() for w in OCCURRENCE_ANCHORS if has_phrase(x.text, w)})
 
 
@@ -223,6 +226,7 @@ def dates(x: Analysis) -> set[str]:
     for m in _NAMED_DATE.finditer(x.text):
         found.add((_MONTH_NUMBER[(m.group(1) or m.group(4))[:3].lower()], int(m.group(2) or m.group(3))))
     found |= _slashed(x.text) | {(int(m.group(1)), int(m.group(2))) for m in _CJK_DATE.finditer(x.text)}
+    found |= _last_days(x.text)
     return {f"date:{month:02d}-{day:02d}" for month, day in found if 1 <= month <= 12 and 1 <= day <= 31}
 
 
@@ -248,10 +252,23 @@ def kinds_told(text: str) -> frozenset[str]:
 _KIND_FORMS = {key: Phrases(forms) for key, forms in OCCURRENCE_KINDS.items()}
 
 
+def _last_days(text: str) -> set[tuple[int, int]]:
+    """(month, day) of each month's last day said so ("the last day of Aug", "8月最后一天": August 31); February's is
+    the 28th and the 29th."""
+    found = set()
+    for m in _LAST_DAY.finditer(text):
+        month = _MONTH_NUMBER[m.group(1)[:3].lower()] if m.group(1) else int(m.group(2))
+        if 1 <= month <= 12:
+            found |= {(2, 28), (2, 29)} if month == 2 else {(month, _LAST_DAYS[month - 1])}
+    return found
+
+
 _MONTH_NUMBER = {name[:3]: n for n, name in enumerate(_MONTH_NAMES, 1)}
 _MONTH_WORD = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
 _NAMED_DATE = re.compile(rf"\b{_MONTH_WORD}\.?\s+(\d{{1,2}})(?!\d|:)"
                          rf"|\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_WORD}\b", re.IGNORECASE)
+_LAST_DAY = re.compile(rf"\blast day of\s+{_MONTH_WORD}\b|(?<![0-9])(\d{{1,2}})\s*月的?最后一天", re.IGNORECASE)
+_LAST_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _CJK_DATE = re.compile(r"(?<![0-9])(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
 
 
@@ -266,7 +283,7 @@ def may_name_a_day(text: str) -> bool:
     return bool(_DAY_SURFACES.search(text))
 
 
-_DAY_SURFACES = re.compile("|".join([r"\d"] + sorted(
+_DAY_SURFACES = re.compile("|".join([r"\d", "last day of", "最后一天"] + sorted(
     {re.escape(f) for forms in VALUE_CLASSES.get("weekday", {}).values() for f in forms}
     | {re.escape(f) for key in OCCURRENCE_DAYS for f in (CONCEPTS.get(key) or (key,))}, key=len, reverse=True)),
     re.IGNORECASE)
@@ -335,10 +352,16 @@ def once_moved(a: Analysis, b: Analysis) -> bool:
     that `a` tells too, on another full date, with nothing that says two and no one else named ("The user's thesis
     defense is on May 8" / "thesis defense: May 15, 2pm, room 301"): moved, or told wrong once, which a reading judge
     confirms (`dedup.event_may_replace`)."""
-    if not kinds(a) & kinds(b) & OCCURRENCE_ONCE:
+    common = kinds(a) & kinds(b)
+    if not common & OCCURRENCE_ONCE and not (common and _yearly(a) and _yearly(b)):
         return False
     da, db = dates(a), dates(b)
     return bool(da and db and not da & db) and not told_as_another(a, b) and not told_of_another(a, b)
+
+
+def _yearly(x: Analysis) -> bool:
+    """Whether `x` says its event comes once a year ("annual physical", "年度体检"; lexicon `occurrence.yearly`)."""
+    return any(has_phrase(x.text, w) for w in OCCURRENCE_YEARLY)
 
 
 def _days(x: Analysis) -> set[str]:
@@ -400,6 +423,8 @@ def people(x: Analysis) -> frozenset[str]:
         if has_phrase(text, form):
             found.add(OCCURRENCE_PEOPLE[form])
             text = re.sub(re.escape(form), " ", text, flags=re.IGNORECASE)
+    if any(has_phrase(x.text, form) for form in OCCURRENCE_PARENT_SELF):
+        found -= {"FATHER", "MOTHER"}  # "mom of 2 here": the user, a parent
     if {"FATHER", "MOTHER"} <= found:  # "Mom and Dad" are the user's parents
         found = (found - {"FATHER", "MOTHER"}) | {"PARENTS"}
     return frozenset(found)

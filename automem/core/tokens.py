@@ -61,6 +61,8 @@ OCCURRENCE_PERIODS = frozenset(_OCCURRENCE.get("periods") or ())
 OCCURRENCE_DAYS = frozenset(_OCCURRENCE.get("days") or ())
 OCCURRENCE_KINDS: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in (_OCCURRENCE.get("kinds") or {}).items()}
 OCCURRENCE_ONCE = frozenset(f"kind:{k}" for k in (_OCCURRENCE.get("once") or ()))
+OCCURRENCE_YEARLY = tuple(_OCCURRENCE.get("yearly") or ())
+OCCURRENCE_PARENT_SELF = tuple(_OCCURRENCE.get("parent_self") or ())
 CONCEPTS: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _LEX["concepts"].items()}
 VALUE_CLASSES: dict[str, dict[str, tuple[str, ...]]] = {
     cls: {value: tuple(forms) for value, forms in members.items()} for cls, members in _LEX["value_classes"].items()}
