@@ -577,6 +577,22 @@ def test_an_event_of_one_kind_at_a_time_both_name_is_asked_about_however_far_its
     assert decide(new, [Neighbour("m1", old, 0.7)], TH, event=True).ask == (("m1",) if asked else ())
 
 
+@pytest.mark.parametrize("old, new, swapped", [
+    ("用户4月2日和妈妈一起去体检。", "4月2号体检我爸陪我去，我妈那天走不开", True),
+    ("The user is taking Mom to the dentist on Friday.", "friday dentist: Dad is taking me instead, mom can't make it",
+     True),
+    ("用户4月2日和妈妈一起去体检。", "4月2号体检我爸也去", False),  # one more going: "也"
+    ("The user is taking Mom to the dentist on Friday.", "Dad has a dentist appointment friday too", False),
+    ("The user is taking Mom to the dentist on Friday.", "Saturday: Dad is taking me instead, mom can't make it",
+     False),  # another day
+])
+def test_someone_going_in_the_stored_persons_place_is_a_correction_on_a_reading_judges_word(old, new, swapped):
+    """The stored event's person said not to go and one more named in their place, on the stored day: the event
+    corrected, which only a judge that told the control pair apart is taken at its word on; a blind one is not."""
+    assert event_may_replace(new, old, discerning=True) == swapped
+    assert not event_may_replace(new, old)
+
+
 @pytest.mark.parametrize("old, new, moved", [
     ("The user's thesis defense is on May 8.", "thesis defense: May 15, 2pm, room 301. gulp", True),
     ("用户的婚礼定在10月1日，在杭州。", "婚礼日子定下来了：11月8号，还是杭州", True),

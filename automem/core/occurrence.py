@@ -50,9 +50,9 @@ def another_occurrence(a: Analysis, b: Analysis) -> str:
     return told_as_another(a, b) or _not_tied(a, b)
 
 
-def told_as_another(a: Analysis, b: Analysis) -> str:
+def told_as_another(a: Analysis, b: Analysis, person: bool = True) -> str:
     """What in the pair says outright that there are two occurrences (again, also, another ordinal or release,
-    another person, another period), or ""."""
+    another person, another period), or "". `person=False`: anything but another person."""
     if _repeats(a) or _repeats(b):
         return "said to happen again"
     wa, wb = _occurrence_words(a.text), _occurrence_words(b.text)
@@ -63,7 +63,8 @@ def told_as_another(a: Analysis, b: Analysis) -> str:
     if ia and ib and ia != ib:
         return f"another instance ({'/'.join(sorted(ia))} -> {'/'.join(sorted(ib))})"
     pa, pb = people(a), people(b)
-    if pa - pb and pb - pa:  # each names someone the other does not ("Mia's recital" names no kin: the same girl)
+    # each names someone the other does not ("Mia's recital" names no kin: the same girl)
+    if person and pa - pb and pb - pa:
         return f"another person ({'/'.join(sorted(pa)) or '-'} -> {'/'.join(sorted(pb)) or '-'})"
     ta, tb = a.concepts & OCCURRENCE_PERIODS, b.concepts & OCCURRENCE_PERIODS
     if ta and tb and ta != tb:
@@ -364,6 +365,17 @@ def _yearly(x: Analysis) -> bool:
     return any(has_phrase(x.text, w) for w in OCCURRENCE_YEARLY)
 
 
+def stands_in(a: Analysis, b: Analysis) -> bool:
+    """Whether `b` names every person the stored event `a` names and one more, on a day both name, and nothing else
+    says there are two ("用户4月2日和妈妈一起去体检" / "4月2号体检我爸陪我去，我妈那天走不开"): someone going in the
+    stored person's place, or going too, which only a reading judge tells apart where `b` says what changed
+    (`dedup.event_may_replace`)."""
+    na, nb = _named(a), _named(b)
+    if not na or not na < nb or len(nb - na) != 1 or not _days(a) & _days(b):
+        return False
+    return not told_as_another(a, b, person=False)
+
+
 def _days(x: Analysis) -> set[str]:
     """The anchors of `x` that name one day: a weekday, a date, "yesterday", "今晚" (not a part of the day, a month)."""
     return {k for k in _anchors(x) if k.startswith(("weekday:", "when:")) or k in OCCURRENCE_DAYS}
@@ -416,7 +428,17 @@ _CJK_DAY_SAID = re.compile(r"(?<=月)(\d{1,2})\s*[号日]|(?<![0-9])(\d{1,2})\s*
 
 @lru_cache(maxsize=4096)  # several rules of one pair ask it of both sides (another person, someone else's event...)
 def people(x: Analysis) -> frozenset[str]:
-    """The people other than the user that `x` names (the user's mother, a friend, 老婆, 表哥)."""
+    """The people other than the user that `x` names (the user's mother, a friend, 老婆, 表哥); "Mom and Dad" are
+    the user's parents."""
+    found = _named(x)
+    if {"FATHER", "MOTHER"} <= found:
+        return (found - {"FATHER", "MOTHER"}) | {"PARENTS"}
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _named(x: Analysis) -> frozenset[str]:
+    """`people`, each parent apart: "我爸陪我去，我妈那天走不开" names two people, one in the other's place."""
     found = set(x.concepts & KIN)
     text = x.text
     for form in _PEOPLE_FORMS:
@@ -425,8 +447,6 @@ def people(x: Analysis) -> frozenset[str]:
             text = re.sub(re.escape(form), " ", text, flags=re.IGNORECASE)
     if any(has_phrase(x.text, form) for form in OCCURRENCE_PARENT_SELF):
         found -= {"FATHER", "MOTHER"}  # "mom of 2 here": the user, a parent
-    if {"FATHER", "MOTHER"} <= found:  # "Mom and Dad" are the user's parents
-        found = (found - {"FATHER", "MOTHER"}) | {"PARENTS"}
     return frozenset(found)
 
 
