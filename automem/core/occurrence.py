@@ -50,6 +50,7 @@ def another_occurrence(a: Analysis, b: Analysis) -> str:
     return told_as_another(a, b) or _not_tied(a, b)
 
 
+@lru_cache(maxsize=4096)  # several rules of one pair ask it (event_may_replace, moved_in_time, once_moved...)
 def told_as_another(a: Analysis, b: Analysis, person: bool = True) -> str:
     """What in the pair says outright that there are two occurrences (again, also, another ordinal or release,
     another person, another period), or "". `person=False`: anything but another person."""
