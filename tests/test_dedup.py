@@ -842,6 +842,10 @@ def test_another_month_amount_person_or_occurrence_is_not_a_move_in_time(old, ne
     ("The user's tech lead is Priya.", "I report to Omar after the reshuffle", "BOSS"),
     ("用户住在成都。", "我家就在春熙路旁边，下楼就是商场", "LIVE"),
     ("The user works from home.", "my commute is 50 minutes on the train each way now", "WORK_MODE"),
+    ("The user's birthday is on March 9.", "born on 3/9, a pisces through and through", "BIRTHDAY"),
+    ("用户体重65公斤。", "最近体重掉到120斤了", "WEIGHT"),
+    ("The user wears a size 9 shoe.", "my shoe size went up to 10 after the pregnancy", "SIZE"),
+    ("The user wears glasses.", "got lasik last month, no more fogged lenses", "EYEWEAR"),
 ])
 def test_a_single_valued_attribute_said_in_free_words_is_asked_about_however_far_apart(old, new, slot):
     """Nothing a rule can compare, yet both say one attribute of one holder: the write path finds the old one by
@@ -867,6 +871,7 @@ def test_a_single_valued_attribute_said_in_free_words_is_asked_about_however_far
     ("My husband keeps his notes in Evernote.", "Everything I jot down goes into Logseq these days."),
     ("The user has two kids.", "my sister is a mom of 3 now"),
     ("The user is 41 years old.", "My dad is 70 years old."),
+    ("The user's birthday is on March 9.", "My wife's birthday is on June 2."),
 ])
 def test_the_same_attribute_of_another_holder_or_of_the_past_is_not_asked_about(old, new):
     assert asked_slot(analyse(old), analyse(new)) == ""
