@@ -493,6 +493,11 @@ def test_an_event_said_to_have_become_another_date_is_a_correction():
     ("用户5月3日和爸爸去看展。", "5月3号看展去不成了，我爸那天走不开"),
     ("用户下个月8号去杭州出差两天。", "杭州那趟差不用跑了，领导说视频会就行"),
     ("用户周日去看周杰伦的演唱会。", "JC演唱会cancel了，好气"),
+    ("用户周四上午去4S店给车做保养。", "保养推到下周一下午了"),
+    ("用户周二下午3点有个vendor call。", "vendor call push到周五上午11点了"),
+    ("The user is going to the book fair on Saturday.", "not going to the book fair after all, too tired"),
+    ("The user drives the carpool on Mondays.", "I'm not doing the Monday carpool anymore"),
+    ("The user is running the 10k on Sunday with Sam.", "Sam bailed on the 10k so I'm running it solo"),
 ])
 def test_an_event_called_off_in_everyday_words_is_a_correction(old, new):
     """"scrapped", "fell through", "rained out", 放鸽子, 顺延, 泡汤, "can't get away" (走不开), a bare "cancel" in
@@ -526,13 +531,17 @@ def test_a_correction_word_said_of_someone_elses_or_a_past_event_corrects_nothin
     ("The user and their husband are hosting Easter brunch on April 20.",
      "we're doing Easter brunch at my in-laws' this year, not at our place"),
     ("用户周六去医院复查。", "复查改到周日了，陪我妈一起去"),
+    # whom a request is addressed to: not whose event it is
+    ("The user's son has a dentist appointment on Friday at 4pm.",
+     "the dentist moved it to Monday at 9, can you text my wife the new time?"),
+    ("用户周三下午要去银行办贷款。", "银行那边改到周五上午了，提醒我老公别忘了带证件"),
     ("The user's daughter's recital is on the 21st at 6pm.", "Ava's recital got moved to the 22nd, still 6pm."),
     ("The user's mother's surgery is on April 9.", "Mom's surgery got bumped to the 16th."),
     ("The user's book club meets at Jenna's place on Thursday.", "Book club is at Rachel's instead this Thursday."),
 ])
 def test_someone_who_comes_along_or_hosts_does_not_make_a_correction_anothers(old, new):
-    """Someone named after "for", "at", "with" or 陪 is whom the event is for, where it is held or who comes along, not
-    whose it is; a name owning the event ("Ava's recital") may be the stored event's own person (the daughter); "Mom"
+    """Someone named after "for", "at", "with" or 陪 is whom the event is for, where it is held or who comes along, and
+    one after "text", "tell" or 提醒 is whom a request is addressed to, not whose it is; a name owning the event ("Ava's recital") may be the stored event's own person (the daughter); "Mom"
     is the user's mother: the correction still applies. A name owning an event of no one stored ("Priya's investor
     pitch") tells another's (above)."""
     assert not told_of_another(analyse(old), analyse(new))

@@ -76,9 +76,11 @@ def told_as_another(a: Analysis, b: Analysis, person: bool = True) -> str:
 _PAST_PERIODS = frozenset({"YESTERDAY", "LAST_WEEK", "LAST_MONTH", "LAST_YEAR"})
 _LAST_WEEKDAY = re.compile(r"\blast\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.IGNORECASE)
 # who comes along or where it is held, not whose event it is: "the conference for my son", "at my in-laws'", "陪我妈";
-# or who said so: "领导说线上搞定就行", "my boss says it's off"
-_BESIDE_EN = r"\b(?:for|at|with|to|by|and)\s+(?:my|our|the|his|her|their)?\s*"
-_BESIDE_ZH = r"[跟和陪带给为帮][我咱]?"
+# whom a request is addressed to: "could you text my mom the new time", "提醒我老公"; or who said so:
+# "领导说线上搞定就行", "my boss says it's off"
+_BESIDE_EN = (r"\b(?:for|at|with|to|by|and|text|tell|email|remind|ping|message|notify|ask|call)"
+              r"\s+(?:my|our|the|his|her|their)?\s*")
+_BESIDE_ZH = r"(?:[跟和陪带给为帮]|告诉|通知|提醒)[我咱]?"
 _SAID_BY_EN = r"\s*(?:says|said|told me|tells me)\b"
 _SAID_BY_ZH = r"\s*(?:说|讲|通知|告诉我)"
 
@@ -103,8 +105,8 @@ def _owners(text: str) -> set[str]:
 
 def _beside(text: str, key: str) -> bool:
     """Whether every person `key` names in `text` is said after a word that makes them a companion, the one the
-    event is for or the place it is held ("for my son", "at my in-laws'", "带我妈"), or before one that makes them
-    who said so ("领导说线上搞定就行"), not its holder."""
+    event is for, the place it is held or whom a request is addressed to ("for my son", "at my in-laws'", "带我妈",
+    "text my wife the new time"), or before one that makes them who said so ("领导说线上搞定就行"), not its holder."""
     forms = [f for f in CONCEPTS.get(key, ()) if isinstance(f, str)]
     forms += [f for f, k in OCCURRENCE_PEOPLE.items() if k == key]
     low, said = text.lower(), False
