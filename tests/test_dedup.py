@@ -541,8 +541,9 @@ def test_a_correction_word_said_of_someone_elses_or_a_past_event_corrects_nothin
 ])
 def test_someone_who_comes_along_or_hosts_does_not_make_a_correction_anothers(old, new):
     """Someone named after "for", "at", "with" or 陪 is whom the event is for, where it is held or who comes along, and
-    one after "text", "tell" or 提醒 is whom a request is addressed to, not whose it is; a name owning the event ("Ava's recital") may be the stored event's own person (the daughter); "Mom"
-    is the user's mother: the correction still applies. A name owning an event of no one stored ("Priya's investor
+    one after "text", "tell" or 提醒 is whom a request is addressed to, not whose it is; a name owning the event
+    ("Ava's recital") may be the stored event's own person (the daughter); "Mom" is the user's mother: the correction
+    still applies. A name owning an event of no one stored ("Priya's investor
     pitch") tells another's (above)."""
     assert not told_of_another(analyse(old), analyse(new))
     assert event_may_replace(new, old)
