@@ -365,7 +365,10 @@ def once_moved(a: Analysis, b: Analysis) -> bool:
 
 def _yearly(x: Analysis) -> bool:
     """Whether `x` says its event comes once a year ("annual physical", "年度体检"; lexicon `occurrence.yearly`)."""
-    return any(has_phrase(x.text, w) for w in OCCURRENCE_YEARLY)
+    return _YEARLY.said_in(x.text)
+
+
+_YEARLY = Phrases(OCCURRENCE_YEARLY)
 
 
 def stands_in(a: Analysis, b: Analysis) -> bool:
@@ -448,9 +451,10 @@ def _named(x: Analysis) -> frozenset[str]:
         if has_phrase(text, form):
             found.add(OCCURRENCE_PEOPLE[form])
             text = re.sub(re.escape(form), " ", text, flags=re.IGNORECASE)
-    if any(has_phrase(x.text, form) for form in OCCURRENCE_PARENT_SELF):
+    if _PARENT_SELF.said_in(x.text):
         found -= {"FATHER", "MOTHER"}  # "mom of 2 here": the user, a parent
     return frozenset(found)
 
 
+_PARENT_SELF = Phrases(OCCURRENCE_PARENT_SELF)
 _PEOPLE_FORMS = tuple(sorted(OCCURRENCE_PEOPLE, key=len, reverse=True))  # 外甥女 before 外甥, 外婆 before 婆
