@@ -32,7 +32,8 @@ written blind and first measured at d138e45) and `holdout_29n.jsonl` ("shapes14"
 the round after; first measured at the end of the round that added it, before any rule changed for it) and
 `holdout_29o.jsonl` ("shapes15": the same mix, written blind and first measured before the round that added it
 changed any rule) and `holdout_29p.jsonl` ("shapes16": the same mix over less common topics, written blind for the
-round after and first measured at the end of the round that added it). The older
+round after and first measured at the end of the round that added it) and `holdout_29q.jsonl` ("shapes17": an
+everyday mix, written blind and first measured before the round that added it changed any rule). The older
 `tests/data/dedup_pairs.jsonl` (four labels: changed_value -> replaces, related and unrelated -> both_true) is an
 extra check ("old").
 
@@ -57,7 +58,7 @@ duplicate, over both_true + replaces. Targets (held-out part, offline): facts lo
 
     python -m scripts.eval_dedup [--part tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,shapes6,
                                   shapes7,shapes8,shapes9,shapes10,shapes11,shapes12,shapes13,shapes14,
-                                  shapes15,shapes16,old]
+                                  shapes15,shapes16,shapes17,old]
                                  [--mode offline,judge,settle] [--json] [--failures]
 
 `--failures` lists the tune and old pairs decided wrongly (never the held-out ones). Exit 1 when the held-out part
@@ -105,10 +106,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", default="tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,shapes6,"
                                       "shapes7,shapes8,shapes9,shapes10,shapes11,shapes12,shapes13,shapes14,shapes15,"
-                                      "shapes16",
+                                      "shapes16,shapes17",
                     help="comma-separated: tune, holdout, numbers, kinds, shapes, shapes2, shapes3, shapes4, "
                          "shapes5, shapes6, shapes7, shapes8, shapes9, shapes10, shapes11, shapes12, shapes13, "
-                         "shapes14, shapes15, shapes16, old, probes18 ... probes32 "
+                         "shapes14, shapes15, shapes16, shapes17, old, probes18 ... probes32 "
                          "(default: all but old and the probes)")
     ap.add_argument("--mode", default="offline,judge",
                     help="comma-separated: offline, judge, settle (default offline,judge)")
