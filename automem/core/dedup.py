@@ -75,6 +75,7 @@ from .occurrence import (
     retold_of_its_kind,
     retold_on_its_day,
     stands_in,
+    takes_the_place,
     told_as_another,
     told_of_another,
 )
@@ -532,8 +533,8 @@ def event_may_replace(candidate: str, existing: str, discerning: bool = False) -
         return True
     if says_the_rest_holds(candidate, existing) and not told_as_another(a, b) and people(a) == people(b):
         return True  # "they need me in on the 6th, same time": told against one known event, it corrects it
-    if discerning and stands_in(a, b) and announces_correction(candidate, existing):
-        return True  # "我爸陪我去，我妈那天走不开": the stored person out, another in their place
+    if discerning and (stands_in(a, b) or takes_the_place(a, b)) and announces_correction(candidate, existing):
+        return True  # "我爸陪我去，我妈那天走不开", "Jake bailed, my cousin is taking his ticket": another in one's place
     return not another_occurrence(a, b) or (discerning and (moved_in_time(a, b) or retold_on_its_day(a, b)
                                                             or day_of_month_moved(a, b) or once_moved(a, b)))
 

@@ -26,11 +26,13 @@ from .tokens import (
     OCCURRENCE_ANCHORS,
     OCCURRENCE_DAYS,
     OCCURRENCE_KINDS,
+    OCCURRENCE_NOT_PEOPLE,
     OCCURRENCE_NUMBERED,
     OCCURRENCE_ONCE,
     OCCURRENCE_PARENT_SELF,
     OCCURRENCE_PEOPLE,
     OCCURRENCE_PERIODS,
+    OCCURRENCE_STAND_IN,
     OCCURRENCE_WORDS,
     OCCURRENCE_YEARLY,
     VALUE_CLASSES,
@@ -78,7 +80,7 @@ _LAST_WEEKDAY = re.compile(r"\blast\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day
 # who comes along or where it is held, not whose event it is: "the conference for my son", "at my in-laws'", "陪我妈";
 # whom a request is addressed to: "could you text my mom the new time", "提醒我老公"; or who said so:
 # "领导说线上搞定就行", "my boss says it's off"
-_BESIDE_EN = (r"\b(?:for|at|with|to|by|and|text|tell|email|remind|ping|message|notify|ask|call)"
+_BESIDE_EN = (r"\b(?:for|at|with|to|by|and|(?:text|tell|email|remind|ping|message|notify|ask|call)(?:ing)?)"
               r"\s+(?:my|our|the|his|her|their)?\s*")
 _BESIDE_ZH = r"(?:[跟和陪带给为帮]|告诉|通知|提醒)[我咱]?"
 _SAID_BY_EN = r"\s*(?:says|said|told me|tells me)\b"
@@ -204,9 +206,11 @@ def _anchors(x: Analysis) -> frozenset[str]:
     found |= {_MONTH_NAMES[int(m.group(1)) - 1] for m in _CJK_MONTH.finditer(x.text) if 1 <= int(m.group(1)) <= 12}
     told = _slashed(x.text) | _last_days(x.text)
     found |= {k for month, day in told for k in (_MONTH_NAMES[month - 1], f"when:{day}")}
-    return frozenset(found | {w.lower() for w in OCCURRENCE_ANCHORS if has_phrase(x.text, w)})
+    said = {w.lower() for w in OCCURRENCE_ANCHORS if has_phrase(x.text, w)}
+    return frozenset(found | {_MONTH_ABBR.get(w, w) for w in said})
 
 
+_MONTH_ABBR = {m[:3]: m for m in _MONTH_NAMES} | {"sept": "september"}  # "Oct 7" is in October as "October 3" is
 _CJK_MONTH = re.compile(r"(?<![0-9])(\d{1,2})\s*月")
 # "7/18", "7/7–7/18", "18/7": a month and a day (not "24/7", "1.5/2", "2024/7/18"; "3/4 cup" is rare beside an event)
 _SLASHED = re.compile(r"(?<![\d./])(?!24/7\b)(\d{1,2})/(\d{1,2})(?![\d/])")
@@ -382,6 +386,28 @@ def stands_in(a: Analysis, b: Analysis) -> bool:
     return not told_as_another(a, b, person=False)
 
 
+def takes_the_place(a: Analysis, b: Analysis) -> bool:
+    """Whether `b` says someone it names, whom the stored event `a` does not name, goes in another's place (lexicon
+    `occurrence.stand_in`: "Jake bailed on Coldplay, so my cousin Priya is taking his ticket", "I'm not going to Austin
+    after all, my manager is going in my place"), tied to `a`'s event by a day, a name or a kind both tell, on no day
+    `a` does not name, and nothing else says two: the stored one's holder or companion out, another in, which only a
+    reading judge tells from a second event (`dedup.event_may_replace`)."""
+    if not _STAND_IN.said_in(b.text) or _STAND_IN.said_in(a.text):
+        return False
+    if not (_named(b) - _named(a) or _free_names(b) - _free_names(a)) or not _days(b) <= _days(a):
+        return False
+    tied = _days(a) & _days(b) or _free_names(a) & _free_names(b) or _names(a) & _names(b) or kinds(a) & kinds(b)
+    return bool(tied) and not told_as_another(a, b, person=False)
+
+
+def _free_names(x: Analysis) -> set[str]:
+    """The names `x` gives that no class knows ("Coldplay", "Austin", "Priya")."""
+    return {u.key for u in x.units if u.kind == "value" and u.key.startswith("name:")}
+
+
+_STAND_IN = Phrases(OCCURRENCE_STAND_IN)
+
+
 def _days(x: Analysis) -> set[str]:
     """The anchors of `x` that name one day: a weekday, a date, "yesterday", "今晚" (not a part of the day, a month)."""
     return {k for k in _anchors(x) if k.startswith(("weekday:", "when:")) or k in OCCURRENCE_DAYS}
@@ -442,11 +468,19 @@ def people(x: Analysis) -> frozenset[str]:
     return found
 
 
+def holders(x: Analysis) -> frozenset[str]:
+    """The `people` `x` names as whom it is about, not beside it as a companion, a recipient or whom a request is
+    addressed to ("passing my old phone to my brother", "moved in with my sister", "text my mom"; `_beside`)."""
+    return frozenset(key for key in people(x) if not _beside(x.text, key))
+
+
 @lru_cache(maxsize=4096)
 def _named(x: Analysis) -> frozenset[str]:
     """`people`, each parent apart: "我爸陪我去，我妈那天走不开" names two people, one in the other's place."""
-    found = set(x.concepts & KIN)
-    text = x.text
+    text = _SIMILE.sub(" ", x.text)
+    for phrase in OCCURRENCE_NOT_PEOPLE:
+        text = re.sub(re.escape(phrase), " ", text, flags=re.IGNORECASE)
+    found = set((x.concepts if text == x.text else analyse(text).concepts) & KIN)
     for form in _PEOPLE_FORMS:
         if has_phrase(text, form):
             found.add(OCCURRENCE_PEOPLE[form])
@@ -457,4 +491,10 @@ def _named(x: Analysis) -> frozenset[str]:
 
 
 _PARENT_SELF = Phrases(OCCURRENCE_PARENT_SELF)
+# A person named in a likeness is no one the text is about ("像朋友聊天那样", "talk to me like a friend would",
+# "the way a teacher explains"): masked before the people are read
+_SIMILE = re.compile(r"像[^，,。.！!？?；;]{0,10}?(?:那样|一样|似的|那般)"
+                     r"|\b(?:like|as)\s+an?\s+\w+\s+(?:would|does|talks|speaks)\b"
+                     r"|\bthe\s+way\s+(?:an?|my|your)\s+\w+\s+(?:would|does|talks|speaks|explains)\b"
+                     r"|\blike\s+(?:talking|chatting)\s+(?:to|with)\s+(?:an?|my)\s+\w+", re.IGNORECASE)
 _PEOPLE_FORMS = tuple(sorted(OCCURRENCE_PEOPLE, key=len, reverse=True))  # 外甥女 before 外甥, 外婆 before 婆

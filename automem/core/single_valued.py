@@ -22,7 +22,7 @@ from .analysis import (
     overlap,
     polarity_flipped,
 )
-from .occurrence import dates, kinds, people
+from .occurrence import dates, holders, kinds, people
 from .tokens import (
     _CJK_CHAR,
     DROPPED,
@@ -117,11 +117,13 @@ def asked_slot(a: Analysis, b: Analysis) -> str:
     common = slots_said(a) & slots_said(b)
     if not common or speaks_of_the_past(a, b):
         return ""
-    # One holder: the same people named on both sides, apart from the slot's own ("my new boss is Dana"). Free
-    # wording rarely opens with its subject ("Austin is where I've settled"), so who else is named decides.
+    # One holder: the same people named on both sides, apart from the slot's own ("my new boss is Dana"), or the
+    # same once those named beside are set aside ("passing my old phone to my brother"). Free wording rarely opens
+    # with its subject ("Austin is where I've settled"), so who else is named decides.
     said = slots_said(a) | slots_said(b)
     own = {s for key in said for s in SINGLE_ASKED.get(key, ()) if s.isupper()}
-    if people(a) - own != people(b) - own and not holder_named_otherwise(a, b):
+    if (people(a) - own != people(b) - own and holders(a) - own != holders(b) - own
+            and not holder_named_otherwise(a, b)):
         return ""
     return f"maybe a new value of {', '.join(sorted(common))} (worded far apart)"
 

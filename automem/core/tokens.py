@@ -63,6 +63,8 @@ OCCURRENCE_KINDS: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in (_OCCURR
 OCCURRENCE_ONCE = frozenset(f"kind:{k}" for k in (_OCCURRENCE.get("once") or ()))
 OCCURRENCE_YEARLY = tuple(_OCCURRENCE.get("yearly") or ())
 OCCURRENCE_PARENT_SELF = tuple(_OCCURRENCE.get("parent_self") or ())
+OCCURRENCE_STAND_IN = tuple(_OCCURRENCE.get("stand_in") or ())
+OCCURRENCE_NOT_PEOPLE = tuple(_OCCURRENCE.get("not_people") or ())
 CONCEPTS: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _LEX["concepts"].items()}
 VALUE_CLASSES: dict[str, dict[str, tuple[str, ...]]] = {
     cls: {value: tuple(forms) for value, forms in members.items()} for cls, members in _LEX["value_classes"].items()}
