@@ -26,7 +26,14 @@ from automem.core.dedup import (
     event_may_replace,
     settle,
 )
-from automem.core.occurrence import another_occurrence, once_moved, told_as_another, told_of_another
+from automem.core.occurrence import (
+    another_occurrence,
+    once_moved,
+    people,
+    takes_the_place,
+    told_as_another,
+    told_of_another,
+)
 from automem.core.single_valued import asked_slot, drops_the_old, speaks_of_the_past
 from tests.support import dedup_eval as ev
 
@@ -601,6 +608,57 @@ def test_someone_going_in_the_stored_persons_place_is_a_correction_on_a_reading_
     corrected, which only a judge that told the control pair apart is taken at its word on; a blind one is not."""
     assert event_may_replace(new, old, discerning=True) == swapped
     assert not event_may_replace(new, old)
+
+
+@pytest.mark.parametrize("old, new, swapped", [
+    ("The user is going to the Coldplay concert on Saturday with Jake.",
+     "Jake bailed on Coldplay, so my cousin Priya is taking his ticket", True),
+    ("用户周五陪客户去苏州开会。", "周五苏州那个会我去不了了，让同事小王替我去", True),
+    ("The user is going to the Coldplay concert on Saturday with Jake.",
+     "my cousin Priya is also going to Coldplay instead of Jake", False),  # one more: "also"
+    ("The user is going to the Coldplay concert on Saturday with Jake.",
+     "Jake bailed on Sunday's game, Priya's taking his ticket", False),  # another day
+    ("用户周五陪客户去苏州开会。", "周六去杭州的会，让同事小王替我去", False),  # another day, another city
+])
+def test_someone_named_as_going_in_anothers_place_is_a_correction_on_a_reading_judges_word(old, new, swapped):
+    """"taking his ticket", "in my place", 替我去 (lexicon `occurrence.stand_in`): the person named beside it goes
+    instead of the stored one, or of the user, in the event both tie to by a day, a name or a kind; not another
+    person's event. Only a judge that told the control pair apart is taken at its word."""
+    assert takes_the_place(analyse(old), analyse(new)) == swapped
+    assert event_may_replace(new, old, discerning=True) == swapped
+    assert not event_may_replace(new, old)
+
+
+def test_a_person_in_a_likeness_or_in_the_name_of_an_event_is_no_one_the_text_is_about():
+    """"像朋友聊天那样", "like a friend would", a "parent-teacher conference": no friend and no parents of the user
+    are named, so a new tone of voice is asked about against the old one, and the conference moved is the user's."""
+    assert not people(analyse("以后跟我说话随意点，像朋友聊天那样"))
+    assert not people(analyse("The user's parent-teacher conference is on October 3 at 4pm."))
+    assert asked_slot(analyse("用户要求助手用正式的语气回复。"), analyse("以后跟我说话随意点，像朋友聊天那样"))
+    assert asked_slot(analyse("The assistant should reply to the user in a formal tone."),
+                      analyse("loosen up, talk to me like a friend would"))
+    assert event_may_replace("conference moved to Oct 7 at 5:30, can you help me write a text telling my husband?",
+                             "The user's parent-teacher conference is on October 3 at 4pm.")
+
+
+@pytest.mark.parametrize("old, new, asked", [
+    ("The user's phone is a Google Pixel 7.", "gave my old Pixel to my son, I'm on a Galaxy S24 now", True),
+    ("用户开一辆白色的本田思域。", "思域卖给我表弟了，现在开的是比亚迪汉", True),
+    ("The user drives a Honda Civic.", "my son drives a Toyota now", False),  # the son's car
+    ("用户开一辆白色的本田思域。", "我表弟开的是比亚迪汉", False),
+])
+def test_whom_the_old_value_was_given_to_is_not_whose_the_new_one_is(old, new, asked):
+    """A relative named as the one the old phone or car went to ("to my son", 卖给我表弟) is not the holder of the
+    new one: the pair is put to the judge as a maybe-new value. Said as the holder, they are another person's."""
+    assert bool(asked_slot(analyse(old), analyse(new))) == asked
+
+
+def test_a_month_written_short_is_that_month():
+    """"Oct 3" and "October 5" are in one month, as "October 3" and "October 5" are: the flight told on another day of
+    it may be one flight moved (a reading judge tells); in November it is tied by nothing."""
+    old = "The user has a flight to Rome on Oct 3."
+    assert not another_occurrence(analyse(old), analyse("The user has a flight to Rome on October 5."))
+    assert another_occurrence(analyse(old), analyse("The user has a flight to Rome on November 5."))
 
 
 @pytest.mark.parametrize("old, new, moved", [

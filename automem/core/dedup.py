@@ -527,14 +527,15 @@ def event_may_replace(candidate: str, existing: str, discerning: bool = False) -
     the stored event again with only its day or time otherwise and nothing added (`occurrence.moved_in_time`: "Book
     club's on Thursday night" / "The user's book club meets Wednesday evening this week"), and where it says what
     changed and names one more person on the stored day (`occurrence.stands_in`: "用户4月2日和妈妈一起去体检" /
-    "4月2号体检我爸陪我去，我妈那天走不开")."""
+    "4月2号体检我爸陪我去，我妈那天走不开") or someone going in another's place (`occurrence.takes_the_place`: "Jake
+    bailed on Coldplay, so my cousin Priya is taking his ticket")."""
     a, b = analyse(existing), analyse(candidate)
     if (announces_correction(candidate, existing) and not told_of_another(a, b)) or same_wording(a, b):
         return True
     if says_the_rest_holds(candidate, existing) and not told_as_another(a, b) and people(a) == people(b):
         return True  # "they need me in on the 6th, same time": told against one known event, it corrects it
     if discerning and (stands_in(a, b) or takes_the_place(a, b)) and announces_correction(candidate, existing):
-        return True  # "我爸陪我去，我妈那天走不开", "Jake bailed, my cousin is taking his ticket": another in one's place
+        return True  # "我爸陪我去，我妈那天走不开", "my cousin is taking his ticket": another in one's place
     return not another_occurrence(a, b) or (discerning and (moved_in_time(a, b) or retold_on_its_day(a, b)
                                                             or day_of_month_moved(a, b) or once_moved(a, b)))
 
