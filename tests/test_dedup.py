@@ -914,6 +914,11 @@ def test_another_month_amount_person_or_occurrence_is_not_a_move_in_time(old, ne
     ("用户体重65公斤。", "最近体重掉到120斤了", "WEIGHT"),
     ("The user wears a size 9 shoe.", "my shoe size went up to 10 after the pregnancy", "SIZE"),
     ("The user wears glasses.", "got lasik last month, no more fogged lenses", "EYEWEAR"),
+    # a team one supports, the language code is written in, how one gets to work, how plainly to explain
+    ("The user supports Arsenal.", "我是枪手的死忠球迷", "FAN"),
+    ("Write code examples for the user in JavaScript.", "switch the snippets to TS please", "CODE_LANGUAGE"),
+    ("用户每天开车上下班。", "现在改坐地铁了，省心", "COMMUTE"),
+    ("Explain things to the user in plain language.", "go full jargon with me, I'm an expert", "LEVEL"),
 ])
 def test_a_single_valued_attribute_said_in_free_words_is_asked_about_however_far_apart(old, new, slot):
     """Nothing a rule can compare, yet both say one attribute of one holder: the write path finds the old one by
