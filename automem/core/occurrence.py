@@ -477,9 +477,7 @@ def holders(x: Analysis) -> frozenset[str]:
 @lru_cache(maxsize=4096)
 def _named(x: Analysis) -> frozenset[str]:
     """`people`, each parent apart: "我爸陪我去，我妈那天走不开" names two people, one in the other's place."""
-    text = _SIMILE.sub(" ", x.text)
-    for phrase in OCCURRENCE_NOT_PEOPLE:
-        text = re.sub(re.escape(phrase), " ", text, flags=re.IGNORECASE)
+    text = _NO_ONE.sub(" ", x.text)
     found = set((x.concepts if text == x.text else analyse(text).concepts) & KIN)
     for form in _PEOPLE_FORMS:
         if has_phrase(text, form):
@@ -491,10 +489,12 @@ def _named(x: Analysis) -> frozenset[str]:
 
 
 _PARENT_SELF = Phrases(OCCURRENCE_PARENT_SELF)
-# A person named in a likeness is no one the text is about ("像朋友聊天那样", "talk to me like a friend would",
-# "the way a teacher explains"): masked before the people are read
-_SIMILE = re.compile(r"像[^，,。.！!？?；;]{0,10}?(?:那样|一样|似的|那般)"
-                     r"|\b(?:like|as)\s+an?\s+\w+\s+(?:would|does|talks|speaks)\b"
-                     r"|\bthe\s+way\s+(?:an?|my|your)\s+\w+\s+(?:would|does|talks|speaks|explains)\b"
-                     r"|\blike\s+(?:talking|chatting)\s+(?:to|with)\s+(?:an?|my)\s+\w+", re.IGNORECASE)
+# No one the text is about, masked before the people are read: a person named in a likeness ("像朋友聊天那样", "talk
+# to me like a friend would", "the way a teacher explains") or in the name of a kind of event ("parent-teacher
+# conference"; lexicon `occurrence.not_people`)
+_NO_ONE = re.compile("|".join([r"像[^，,。.！!？?；;]{0,10}?(?:那样|一样|似的|那般)",
+                               r"\b(?:like|as)\s+an?\s+\w+\s+(?:would|does|talks|speaks)\b",
+                               r"\bthe\s+way\s+(?:an?|my|your)\s+\w+\s+(?:would|does|talks|speaks|explains)\b",
+                               r"\blike\s+(?:talking|chatting)\s+(?:to|with)\s+(?:an?|my)\s+\w+"]
+                              + [re.escape(p) for p in OCCURRENCE_NOT_PEOPLE]), re.IGNORECASE)
 _PEOPLE_FORMS = tuple(sorted(OCCURRENCE_PEOPLE, key=len, reverse=True))  # 外甥女 before 外甥, 外婆 before 婆
