@@ -505,6 +505,8 @@ def test_an_event_said_to_have_become_another_date_is_a_correction():
     ("The user is going to the book fair on Saturday.", "not going to the book fair after all, too tired"),
     ("The user drives the carpool on Mondays.", "I'm not doing the Monday carpool anymore"),
     ("The user is running the 10k on Sunday with Sam.", "Sam bailed on the 10k so I'm running it solo"),
+    ("The user's flight to Oslo is on Monday at 9am.", "swapped my oslo flight for the tuesday noon one"),
+    ("用户周四下午去医院复查。", "周四我得值班，复查挪到下周了"),
 ])
 def test_an_event_called_off_in_everyday_words_is_a_correction(old, new):
     """"scrapped", "fell through", "rained out", 放鸽子, 顺延, 泡汤, "can't get away" (走不开), a bare "cancel" in
@@ -545,6 +547,7 @@ def test_a_correction_word_said_of_someone_elses_or_a_past_event_corrects_nothin
     ("The user's daughter's recital is on the 21st at 6pm.", "Ava's recital got moved to the 22nd, still 6pm."),
     ("The user's mother's surgery is on April 9.", "Mom's surgery got bumped to the 16th."),
     ("The user's book club meets at Jenna's place on Thursday.", "Book club is at Rachel's instead this Thursday."),
+    ("用户5月8日出发去成都出差。", "成都那趟差推迟了，老板让我13号再走"),  # who has the user go
 ])
 def test_someone_who_comes_along_or_hosts_does_not_make_a_correction_anothers(old, new):
     """Someone named after "for", "at", "with" or 陪 is whom the event is for, where it is held or who comes along, and
@@ -619,6 +622,11 @@ def test_someone_going_in_the_stored_persons_place_is_a_correction_on_a_reading_
     ("The user is going to the Coldplay concert on Saturday with Jake.",
      "Jake bailed on Sunday's game, Priya's taking his ticket", False),  # another day
     ("用户周五陪客户去苏州开会。", "周六去杭州的会，让同事小王替我去", False),  # another day, another city
+    # the user kept busy, someone sent in their place
+    ("用户周六带儿子去游泳课。", "周六我得加班，让我老婆带他去游泳", True),
+    ("用户周六带儿子去游泳课。", "周六我老婆也带他去游泳", False),  # one more: 也
+    ("用户周六带儿子去游泳课。", "周日我得加班，让我老婆带他去游泳", False),  # another day
+    ("用户周六带儿子去游泳课。", "领导让我周六去公司加班", False),  # the user still goes, to another thing
 ])
 def test_someone_named_as_going_in_anothers_place_is_a_correction_on_a_reading_judges_word(old, new, swapped):
     """"taking his ticket", "in my place", 替我去 (lexicon `occurrence.stand_in`): the person named beside it goes
@@ -914,8 +922,12 @@ def test_another_month_amount_person_or_occurrence_is_not_a_move_in_time(old, ne
     ("用户体重65公斤。", "最近体重掉到120斤了", "WEIGHT"),
     ("The user wears a size 9 shoe.", "my shoe size went up to 10 after the pregnancy", "SIZE"),
     ("The user wears glasses.", "got lasik last month, no more fogged lenses", "EYEWEAR"),
-    # a team one supports, the language code is written in, how one gets to work, how plainly to explain
+    # a team one supports, the language code is written in, how one gets to work, how plainly to explain, a job
+    # told by what one does for a living
     ("The user supports Arsenal.", "我是枪手的死忠球迷", "FAN"),
+    ("用户支持皇马。", "我是银河战舰的铁杆", "FAN"),
+    ("The user is a nurse.", "I fix teeth for a living", "WORK"),
+    ("The user is a teacher.", "I retired last spring, finally", "WORK"),
     ("Write code examples for the user in JavaScript.", "switch the snippets to TS please", "CODE_LANGUAGE"),
     ("用户每天开车上下班。", "现在改坐地铁了，省心", "COMMUTE"),
     ("Explain things to the user in plain language.", "go full jargon with me, I'm an expert", "LEVEL"),

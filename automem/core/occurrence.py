@@ -78,13 +78,13 @@ def told_as_another(a: Analysis, b: Analysis, person: bool = True) -> str:
 _PAST_PERIODS = frozenset({"YESTERDAY", "LAST_WEEK", "LAST_MONTH", "LAST_YEAR"})
 _LAST_WEEKDAY = re.compile(r"\blast\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.IGNORECASE)
 # who comes along or where it is held, not whose event it is: "the conference for my son", "at my in-laws'", "陪我妈";
-# whom a request is addressed to: "could you text my mom the new time", "提醒我老公"; or who said so:
-# "领导说线上搞定就行", "my boss says it's off"
+# whom a request is addressed to: "could you text my mom the new time", "提醒我老公"; or who said so, or has the user
+# go: "领导说线上搞定就行", "my boss says it's off", "领导让我13号再走"
 _BESIDE_EN = (r"\b(?:for|at|with|to|by|and|(?:text|tell|email|remind|ping|message|notify|ask|call)(?:ing)?)"
               r"\s+(?:my|our|the|his|her|their)?\s*")
 _BESIDE_ZH = r"(?:[跟和陪带给为帮]|告诉|通知|提醒)[我咱]?"
 _SAID_BY_EN = r"\s*(?:says|said|told me|tells me)\b"
-_SAID_BY_ZH = r"\s*(?:说|讲|通知|告诉我)"
+_SAID_BY_ZH = r"\s*(?:说|讲|通知|告诉我|让我)"
 
 
 # A name said as an event's owner ("Marcus's board presentation got pushed"): capitalised, before 's, and no day,
@@ -392,7 +392,7 @@ def takes_the_place(a: Analysis, b: Analysis) -> bool:
     after all, my manager is going in my place"), tied to `a`'s event by a day, a name or a kind both tell, on no day
     `a` does not name, and nothing else says two: the stored one's holder or companion out, another in, which only a
     reading judge tells from a second event (`dedup.event_may_replace`)."""
-    if not _STAND_IN.said_in(b.text) or _STAND_IN.said_in(a.text):
+    if not _stands_in_said(b.text) or _stands_in_said(a.text):
         return False
     if not (_named(b) - _named(a) or _free_names(b) - _free_names(a)) or not _days(b) <= _days(a):
         return False
@@ -405,7 +405,13 @@ def _free_names(x: Analysis) -> set[str]:
     return {u.key for u in x.units if u.kind == "value" and u.key.startswith("name:")}
 
 
+def _stands_in_said(text: str) -> bool:
+    return _STAND_IN.said_in(text) or bool(_LET_GO.search(text))
+
+
 _STAND_IN = Phrases(OCCURRENCE_STAND_IN)
+# "让我老公送他去", "让孩子她爷爷送过去": someone sent in the user's place (not "领导让我周六去": the user still goes)
+_LET_GO = re.compile(r"让(?:我(?=[老爸妈哥姐弟妹爷奶儿女外表堂舅叔姑])|(?!我))[^，,。.！!？?；;]{1,8}?[去送带陪接]")
 
 
 def _days(x: Analysis) -> set[str]:
