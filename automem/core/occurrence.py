@@ -406,6 +406,7 @@ def _free_names(x: Analysis) -> set[str]:
 
 
 def _stands_in_said(text: str) -> bool:
+    """Whether `text` says someone goes in another's place: a stand-in phrase, or someone sent (让…去)."""
     return _STAND_IN.said_in(text) or bool(_LET_GO.search(text))
 
 
