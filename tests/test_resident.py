@@ -224,6 +224,26 @@ def test_single_instance_and_idle_exit(seeded, servers):
     assert '"reason": "idle"' in seeded.log_file.read_text(encoding="utf-8")
 
 
+def test_a_folder_made_again_under_a_removed_roots_name_is_not_the_served_root(tmp_path, monkeypatch):
+    """The served root removed and a folder made at once under its name (as opening a store does): the file system
+    may give the new folder the old one's inode number, so the resident holds its root open and tells it by that,
+    not by the number alone."""
+    import shutil
+
+    folder = tmp_path / "automem"
+    folder.mkdir()
+    root = resident.ServedRoot(folder)
+    try:
+        assert not root.gone()
+        os.rename(folder, tmp_path / "removed")
+        shutil.rmtree(tmp_path / "removed")
+        folder.mkdir()
+        monkeypatch.setattr(resident, "_ino", lambda path: root.ino)  # the number handed to the new folder
+        assert root.gone()
+    finally:
+        root.close()
+
+
 def test_a_root_removed_while_the_resident_warms_up_is_not_brought_back_to_life(seeded, servers):
     import shutil
 

@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..config import Config, load_config
 from ..log import log_event
@@ -335,18 +335,39 @@ def _hold_off_spawns(location: Location) -> None:
 
 def serve(location: Location, config: Config | None = None, idle_s: float | None = None) -> int:
     """Run the root's resident until it has a reason to stop. Returns the exit code (0: normal, also when another
-    server runs already; 1: it could not start)."""
+    server runs already or its root is removed; 1: it could not start)."""
+    location = Location(location.root, "default")
+    try:
+        root = ServedRoot(location.automem_dir)
+    except OSError:
+        return 0  # no root to serve
+    try:
+        return _serve(location, config, idle_s, root.gone)
+    finally:
+        root.close()
+
+
+class ServedRoot:
+    """The folder a resident serves, held open. A root removed while the resident warms up (a test's or a benchmark's
+    temporary root) would be brought back by opening the store, and a new folder under the same name is not ours to
+    keep alive. Held open, its inode cannot be handed to that new folder: compared by number alone, the new folder
+    could pass for ours, and the resident would fail into it (CI at 08ac922 saw the race test's resident exit 1)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        self.ino = os.fstat(self._fd).st_ino
+
+    def gone(self) -> bool:
+        return os.fstat(self._fd).st_nlink == 0 or _ino(self.path) != self.ino
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+def _serve(location: Location, config: Config | None, idle_s: float | None, root_gone: Callable[[], bool]) -> int:
     from filelock import FileLock, Timeout
 
-    location = Location(location.root, "default")
-    if not location.automem_dir.is_dir():
-        return 0
-    # The folder we serve, by inode: a root removed while we warm up (a test's or a benchmark's temporary root)
-    # would be brought back by opening the store; a new folder under the same name is not ours to keep alive.
-    root_ino = _ino(location.automem_dir)
-
-    def root_gone() -> bool:
-        return _ino(location.automem_dir) != root_ino
     lock = FileLock(str(lock_path(location)), mode=0o600)
     try:
         lock.acquire(timeout=0)
@@ -443,7 +464,11 @@ def serve(location: Location, config: Config | None = None, idle_s: float | None
             except OSError:
                 pass
         if resident is not None:
-            resident.close()
+            try:
+                resident.close()
+            except Exception:  # noqa: BLE001
+                if not root_gone():
+                    raise  # closing a store whose files were removed may fail: nothing is left to lose there
         lock.release()
 
 
