@@ -210,7 +210,6 @@ def _anchors(x: Analysis) -> frozenset[str]:
     return frozenset(found | {_MONTH_ABBR.get(w, w) for w in said})
 
 
-_MONTH_ABBR = {m[:3]: m for m in _MONTH_NAMES} | {"sept": "september"}  # "Oct 7" is in October as "October 3" is
 _CJK_MONTH = re.compile(r"(?<![0-9])(\d{1,2})\s*月")
 # "7/18", "7/7–7/18", "18/7": a month and a day (not "24/7", "1.5/2", "2024/7/18"; "3/4 cup" is rare beside an event)
 _SLASHED = re.compile(r"(?<![\d./])(?!24/7\b)(\d{1,2})/(\d{1,2})(?![\d/])")
@@ -272,6 +271,8 @@ def _last_days(text: str) -> set[tuple[int, int]]:
 
 
 _MONTH_NUMBER = {name[:3]: n for n, name in enumerate(_MONTH_NAMES, 1)}
+# "Oct 7" is in October as "October 3" is: a short month word read as its month's name
+_MONTH_ABBR = {abbr: _MONTH_NAMES[n - 1] for abbr, n in _MONTH_NUMBER.items()} | {"sept": "september"}
 _MONTH_WORD = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
 _NAMED_DATE = re.compile(rf"\b{_MONTH_WORD}\.?\s+(\d{{1,2}})(?!\d|:)"
                          rf"|\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_WORD}\b", re.IGNORECASE)
