@@ -35,7 +35,9 @@ changed any rule) and `holdout_29p.jsonl` ("shapes16": the same mix over less co
 round after and first measured at the end of the round that added it) and `holdout_29q.jsonl` ("shapes17": an
 everyday mix, written blind and first measured before the round that added it changed any rule) and
 `holdout_29r.jsonl` ("shapes18": order and role reversals, single-valued changes, events and instructions changed,
-with their look-alikes, written blind and first measured before any rule changed for it). The older
+with their look-alikes, written blind and first measured before any rule changed for it) and `holdout_29s.jsonl`
+("shapes19": a week of ordinary chat, plans changed as people say it, facts told far from their wording, and their
+look-alikes, written blind and first measured before any rule changed for it). The older
 `tests/data/dedup_pairs.jsonl` (four labels: changed_value -> replaces, related and unrelated -> both_true) is an
 extra check ("old").
 
@@ -60,7 +62,7 @@ duplicate, over both_true + replaces. Targets (held-out part, offline): facts lo
 
     python -m scripts.eval_dedup [--part tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,shapes6,
                                   shapes7,shapes8,shapes9,shapes10,shapes11,shapes12,shapes13,shapes14,
-                                  shapes15,shapes16,shapes17,shapes18,old]
+                                  shapes15,shapes16,shapes17,shapes18,shapes19,old]
                                  [--mode offline,judge,settle] [--json] [--failures]
 
 `--failures` lists the tune and old pairs decided wrongly (never the held-out ones). Exit 1 when the held-out part
@@ -108,10 +110,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", default="tune,holdout,numbers,kinds,shapes,shapes2,shapes3,shapes4,shapes5,shapes6,"
                                       "shapes7,shapes8,shapes9,shapes10,shapes11,shapes12,shapes13,shapes14,shapes15,"
-                                      "shapes16,shapes17,shapes18",
+                                      "shapes16,shapes17,shapes18,shapes19",
                     help="comma-separated: tune, holdout, numbers, kinds, shapes, shapes2, shapes3, shapes4, "
                          "shapes5, shapes6, shapes7, shapes8, shapes9, shapes10, shapes11, shapes12, shapes13, "
-                         "shapes14, shapes15, shapes16, shapes17, shapes18, old, probes18 ... probes34 "
+                         "shapes14, shapes15, shapes16, shapes17, shapes18, shapes19, old, probes18 ... probes35 "
                          "(default: all but old and the probes)")
     ap.add_argument("--mode", default="offline,judge",
                     help="comma-separated: offline, judge, settle (default offline,judge)")

@@ -26,6 +26,7 @@ PARTS = {"tune": CORPUS / "tune.jsonl", "holdout": CORPUS / "holdout.jsonl",
          "shapes13": CORPUS / "holdout_29m.jsonl", "shapes14": CORPUS / "holdout_29n.jsonl",
          "shapes15": CORPUS / "holdout_29o.jsonl", "shapes16": CORPUS / "holdout_29p.jsonl",
          "shapes17": CORPUS / "holdout_29q.jsonl", "shapes18": CORPUS / "holdout_29r.jsonl",
+         "shapes19": CORPUS / "holdout_29s.jsonl",
          # tuning probes, each written blind by another writer (tests/data/dedup_corpus/probes/README.md)
          "probes18": CORPUS / "probes" / "probes18.jsonl", "probes19": CORPUS / "probes" / "probes19.jsonl",
          "probes20": CORPUS / "probes" / "probes20.jsonl", "probes21": CORPUS / "probes" / "probes21.jsonl",
@@ -35,18 +36,19 @@ PARTS = {"tune": CORPUS / "tune.jsonl", "holdout": CORPUS / "holdout.jsonl",
          "probes28": CORPUS / "probes" / "probes28.jsonl", "probes29": CORPUS / "probes" / "probes29.jsonl",
          "probes30": CORPUS / "probes" / "probes30.jsonl", "probes31": CORPUS / "probes" / "probes31.jsonl",
          "probes32": CORPUS / "probes" / "probes32.jsonl", "probes33": CORPUS / "probes" / "probes33.jsonl",
-         "probes34": CORPUS / "probes" / "probes34.jsonl",
+         "probes34": CORPUS / "probes" / "probes34.jsonl", "probes35": CORPUS / "probes" / "probes35.jsonl",
          "old": DATA / "dedup_pairs.jsonl"}
 HELD_OUT = {"holdout", "numbers", "kinds", "shapes", "shapes2", "shapes3", "shapes4", "shapes5", "shapes6",
             "shapes7", "shapes8", "shapes9", "shapes10", "shapes11", "shapes12",
             "shapes13", "shapes14", "shapes15", "shapes16", "shapes17",
-            "shapes18"}
+            "shapes18", "shapes19"}
 # The later held-out parts' writers numbered their pairs from 1 again: a prefix per part keeps the ids apart.
 ID_PREFIX = {"shapes": "s29-", "shapes2": "s29b-", "shapes3": "s29c-", "shapes4": "s29d-", "shapes5": "s29e-",
              "shapes6": "s29f-", "shapes7": "s29g-", "shapes8": "s29h-",
              "shapes9": "s29i-", "shapes10": "s29j-", "shapes11": "s29k-", "shapes12": "s29l-",
              "shapes13": "s29m-", "shapes14": "s29n-", "shapes15": "s29o-",
-             "shapes16": "s29p-", "shapes17": "s29q-", "shapes18": "s29r-"}
+             "shapes16": "s29p-", "shapes17": "s29q-", "shapes18": "s29r-",
+             "shapes19": "s29s-"}
 MODES = ("offline", "judge", "settle")
 LABELS = ("restatement", "both_true", "replaces")
 OLD_LABELS = {"restatement": "restatement", "changed_value": "replaces", "related": "both_true",
