@@ -113,7 +113,7 @@ def main(argv=None) -> int:
                                       "shapes16,shapes17,shapes18,shapes19",
                     help="comma-separated: tune, holdout, numbers, kinds, shapes, shapes2, shapes3, shapes4, "
                          "shapes5, shapes6, shapes7, shapes8, shapes9, shapes10, shapes11, shapes12, shapes13, "
-                         "shapes14, shapes15, shapes16, shapes17, shapes18, shapes19, old, probes18 ... probes36 "
+                         "shapes14, shapes15, shapes16, shapes17, shapes18, shapes19, old, probes18 ... probes37 "
                          "(default: all but old and the probes)")
     ap.add_argument("--mode", default="offline,judge",
                     help="comma-separated: offline, judge, settle (default offline,judge)")

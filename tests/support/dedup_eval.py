@@ -37,7 +37,7 @@ PARTS = {"tune": CORPUS / "tune.jsonl", "holdout": CORPUS / "holdout.jsonl",
          "probes30": CORPUS / "probes" / "probes30.jsonl", "probes31": CORPUS / "probes" / "probes31.jsonl",
          "probes32": CORPUS / "probes" / "probes32.jsonl", "probes33": CORPUS / "probes" / "probes33.jsonl",
          "probes34": CORPUS / "probes" / "probes34.jsonl", "probes35": CORPUS / "probes" / "probes35.jsonl",
-         "probes36": CORPUS / "probes" / "probes36.jsonl",
+         "probes36": CORPUS / "probes" / "probes36.jsonl", "probes37": CORPUS / "probes" / "probes37.jsonl",
          "old": DATA / "dedup_pairs.jsonl"}
 HELD_OUT = {"holdout", "numbers", "kinds", "shapes", "shapes2", "shapes3", "shapes4", "shapes5", "shapes6",
             "shapes7", "shapes8", "shapes9", "shapes10", "shapes11", "shapes12",
