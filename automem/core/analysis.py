@@ -571,20 +571,42 @@ class Phrases:
 
     def __init__(self, phrases: Iterable[str]):
         phrases = list(phrases)
-        self.cjk = tuple(p for p in phrases if _CJK_CHAR.search(p))
+        self.cjk = tuple(p for p in phrases if _CJK_CHAR.search(p) and not _LATIN_CHAR.search(p))
+        mixed = [_mixed_pattern(p) for p in phrases if _CJK_CHAR.search(p) and _LATIN_CHAR.search(p)]
+        self.mixed = re.compile("|".join(mixed)) if mixed else None
         latin = [re.escape(p.lower()) for p in phrases if not _CJK_CHAR.search(p)]
         self.latin = re.compile(r"(?<![a-z0-9])(?:" + "|".join(latin) + r")(?![a-z0-9])") if latin else None
 
     def said_in(self, text: str) -> bool:
-        return any(p in text for p in self.cjk) or bool(self.latin and self.latin.search(text.lower()))
+        return (any(p in text for p in self.cjk) or bool(self.latin and self.latin.search(text.lower()))
+                or bool(self.mixed and self.mixed.search(_mixed_form(text))))
 
 
 def has_phrase(text: str, phrase: str) -> bool:
-    """Whether `text` says `phrase`: as a substring in Chinese, as whole words (any case) otherwise."""
+    """Whether `text` says `phrase`: as a substring in Chinese, as whole words (any case) otherwise, and a phrase of
+    both ("我是PM") in any case and spacing between the two scripts ("我是 pm")."""
     if _CJK_CHAR.search(phrase):
+        if _LATIN_CHAR.search(phrase):
+            return re.search(_mixed_pattern(phrase), _mixed_form(text)) is not None
         return phrase in text
     # a Latin phrase ends where Latin letters and digits do, in Chinese text too ("迁到MongoDB了")
     return re.search(r"(?<![a-z0-9])" + re.escape(phrase.lower()) + r"(?![a-z0-9])", text.lower()) is not None
+
+
+# Chat spaces Latin words from Chinese or not, in any case ("我是 PM", "做pm"): a phrase of both scripts is matched
+# with the case folded and the spaces beside a Chinese character dropped, on both sides.
+_BESIDE_CJK_SPACE = re.compile(r"\s+(?=[\u3400-\u4dbf\u4e00-\u9fff])|(?<=[\u3400-\u4dbf\u4e00-\u9fff])\s+")
+
+
+def _mixed_form(text: str) -> str:
+    return _BESIDE_CJK_SPACE.sub("", text.lower())
+
+
+def _mixed_pattern(phrase: str) -> str:
+    """`phrase` of both scripts as a pattern on `_mixed_form` text, its Latin ends ending where Latin words do."""
+    form = _mixed_form(phrase)
+    return ((r"(?<![a-z0-9])" if form[0].isascii() and form[0].isalnum() else "") + re.escape(form)
+            + (r"(?![a-z0-9])" if form[-1].isascii() and form[-1].isalnum() else ""))
 
 
 def is_about_user(text: str) -> bool:

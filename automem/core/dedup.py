@@ -83,6 +83,7 @@ from .single_valued import (
     asked_slot,
     holder_named_otherwise,
     maybe_same_slot,
+    narrows,
     single_valued_change,
     two_models_owned,
 )
@@ -246,7 +247,7 @@ def compare(candidate: str, existing: str, distance: float, th: Thresholds, even
                 return PairVerdict("new", f"the same words in another order or role ({ov.differ()})", True)
             if restated:
                 return PairVerdict("duplicate", restated, True)
-        if not event and b.strong_change and not a.strong_change and one_slot_replaced(a, b):
+        if not event and b.strong_change and not a.strong_change and one_slot_replaced(a, b) and not narrows(a, b):
             return PairVerdict("update", f"announced as a change of one slot ({ov.differ()})", True)
         why = "" if event else single_valued_change(a, b)
         if why:
@@ -270,7 +271,8 @@ def slot_change(a: Analysis, b: Analysis, values: list[str], flipped: bool) -> s
     """Why `b` replaces `a` (the same slot, a value that excludes the old one), or "" when nothing says so."""
     if not _same_holder(a, b):
         return ""  # one subject's slot: "The user switched to emacs" never replaces "Colleague No. 2 uses vim"
-    announced = b.strong_change and not a.strong_change
+    # a switch said for one use ("测试时改用Firefox") is not of the value of record
+    announced = b.strong_change and not a.strong_change and not narrows(a, b)
     rest = overlap(a, b, ignore=[v.split(" ", 1)[0] for v in values])
     if flipped and not values:
         return "" if rest.unmatched else "the opposite of the same fact"
@@ -569,7 +571,16 @@ def _says_anew(candidate: str, existing: str, which: str) -> bool:
 
 @lru_cache(maxsize=4096)  # a write asks it of one candidate against each neighbour, and of each neighbour again
 def _phrases_said(text: str, which: str) -> frozenset[str]:
-    return frozenset(p for p in {"correction": CORRECTION, "kept": KEPT}[which] if has_phrase(text, p))
+    said = frozenset(p for p in {"correction": CORRECTION, "kept": KEPT}[which] if has_phrase(text, p))
+    if which == "correction" and _NOT_TILL.search(text):
+        said |= {"not ... till"}
+    return said
+
+
+# Put off to a later day, told by what cannot happen before it: "they can't get to my car till friday", "won't be
+# ready until the 9th", "要到周五才能修"
+_NOT_TILL = re.compile(r"(?:\b(?:can't|cant|can’t|cannot|can not|won't|wont|won’t|not)\b[^.,;!?，。；！？]{0,40}?"
+                       r"\b(?:till|until|til)\b)|(?:要到|得到|等到)[^，。；！？,.;!?]{1,8}?才", re.IGNORECASE)
 
 
 def explain(candidate: str, existing: str) -> dict:

@@ -195,6 +195,12 @@ def _qualifiers(x: Analysis) -> set[str]:
     return {q for q in QUALIFIERS if has_phrase(x.text, q) and q not in inside}
 
 
+def narrows(a: Analysis, b: Analysis) -> bool:
+    """Whether `b` says where its value holds and `a` does not ("switched to Firefox [for] testing", "[出差时]改用小米拍
+    照"): a value for one use beside the one of record, even announced as a switch; only a judge may say it replaced it."""
+    return bool(_qualifiers(b) - _qualifiers(a))
+
+
 def _holders_agree(a: Analysis, b: Analysis) -> bool:
     """One holder: the same subject, or a subject the other text may leave unsaid ("项目统一使用Python 3.11" / "we moved
     to Python 3.12"). Never the user and something the user holds ("the user's parents live in ...")."""
@@ -221,7 +227,7 @@ def single_valued_change(a: Analysis, b: Analysis) -> str:
     version = sorted(n for n in set(va) & set(vb) if va[n] != vb[n])
     if (not common and not version) or two_models_owned(a, b):
         return ""
-    if _qualifiers(a) != _qualifiers(b) and not b.strong_change:
+    if narrows(a, b) or (_qualifiers(a) - _qualifiers(b) and not b.strong_change):
         return ""  # "The user's browser for testing is Chrome" beside "The user's browser is Firefox": both hold
     ov = overlap(a, b)
     concepts = a.concepts | b.concepts | common

@@ -144,9 +144,11 @@ _TOKEN = re.compile(r"""
 _CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
-# Words ending in s that are no plural: "https" is not "http" ("Redirect http to https").
+# Words ending in s that are no plural: "https" is not "http" ("Redirect http to https"); "Windows" is not a window
+# ("sat by the window"). And words the stemming would turn into another: a wedding is not "wed", Wednesday.
 _NOT_PLURAL = frozenset({"https", "wss", "ftps", "dns", "gps", "sms", "css", "ios", "macos", "aws", "redis",
-                         "postgres", "kubernetes", "jenkins"})
+                         "postgres", "kubernetes", "jenkins", "windows"})
+_STEMS = {"wedding": "wedding", "weddings": "wedding", "wedded": "wedded"}
 
 
 def _stem_en(word: str) -> str:
@@ -156,6 +158,8 @@ def _stem_en(word: str) -> str:
         w = w[:-2]
     if w in _NOT_PLURAL:
         return w
+    if w in _STEMS:
+        return _STEMS[w]
     for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
             stem = w[: len(w) - len(suffix)] + keep
