@@ -1351,4 +1351,8 @@ def test_a_switch_said_for_one_use_leaves_the_value_of_record(old, new):
     """"switched to Firefox for testing", 出差时改用: announced as a switch, but of the browser or phone for one use
     the stored memory does not name; the rules keep both (a judge may say otherwise), never supersede the main one."""
     assert action(old, new) == "new"
+
+
+def test_a_switch_of_the_thing_for_that_use_is_an_update():
+    """The backup phone switched, where the backup phone is what the stored memory is about: the value it holds."""
     assert action("The user's backup phone is a Pixel.", "The user switched the backup phone to an iPhone.") == "update"
