@@ -196,8 +196,9 @@ def _qualifiers(x: Analysis) -> set[str]:
 
 
 def narrows(a: Analysis, b: Analysis) -> bool:
-    """Whether `b` says where its value holds and `a` does not ("switched to Firefox [for] testing", "[出差时]改用小米拍
-    照"): a value for one use beside the one of record, even announced as a switch; only a judge may say it replaced it."""
+    """Whether `b` says where its value holds and `a` does not ("switched to Firefox [for] testing", "[出差时]改用小米
+    拍照"): a value for one use beside the one of record, even announced as a switch; only a judge may say it replaced
+    it."""
     return bool(_qualifiers(b) - _qualifiers(a))
 
 
