@@ -188,11 +188,19 @@ def _times(x: Analysis) -> set[str]:
             or (u.kind == "value" and u.key.partition(":")[0] in MOVABLE_CLASSES)}
 
 
-def _qualifiers(x: Analysis) -> set[str]:
+def _qualifiers(x: Analysis) -> frozenset[str]:
     """The words in `x` that narrow where its value holds ("the browser [for] testing", "[during] August", "[用来]测试
     的浏览器"); a word inside a phrase the lexicon reads as one concept ("works for") is not one."""
+    return _qualifiers_said(x.text)
+
+
+# Cached by text, as `_slots` is: one pair's rules ask `narrows` of it several times (`dedup.compare`,
+# `dedup.slot_change`, `single_valued_change`), each reading every qualifier phrase.
+@lru_cache(maxsize=4096)
+def _qualifiers_said(text: str) -> frozenset[str]:
+    x = analyse(text)
     inside = {w for u in x.units if u.kind == "concept" and u.surface for w in u.surface.lower().split()}
-    return {q for q in QUALIFIERS if has_phrase(x.text, q) and q not in inside}
+    return frozenset(q for q in QUALIFIERS if has_phrase(text, q) and q not in inside)
 
 
 def narrows(a: Analysis, b: Analysis) -> bool:
